@@ -73,7 +73,7 @@ class GitRepo:
         return Path(self._repo.common_dir)
 
     @property
-    def git(self):  # noqa: ANN201 - gitpython's command object
+    def git(self):
         return self._repo.git
 
     def is_shallow(self) -> bool:
@@ -185,3 +185,47 @@ class GitRepo:
 
     def commit_subject(self, rev: str) -> str:
         return self._repo.git.log("-1", "--format=%s", rev)
+
+    # -- refs and commits for the embedded forge ---------------------------
+
+    def ref_sha(self, ref: str) -> str | None:
+        """Commit SHA a full ref name (e.g. `refs/heads/main`) points to; None if absent."""
+        try:
+            out = self._repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
+        except self._git_module.GitCommandError:
+            return None
+        return out.strip() or None
+
+    def compare_and_swap_ref(self, ref: str, new: str, old: str | None, reason: str) -> bool:
+        """Point `ref` at `new` only if it still points at `old` (None: must not exist).
+
+        `git update-ref` takes the ref lock and checks the old value under it, so
+        a ref moved by someone else is never clobbered. False when the swap lost.
+        """
+        expected = old if old is not None else "0" * 40
+        try:
+            self._repo.git.update_ref("-m", reason, ref, new, expected)
+        except self._git_module.GitCommandError:
+            return False
+        return True
+
+    def commit_tree(self, tree_ish: str, parents: list[str], message: str) -> str:
+        """Write a commit object (no ref moves) and return its SHA."""
+        args: list[str] = [f"{tree_ish}^{{tree}}"]
+        for parent in parents:
+            args += ["-p", parent]
+        try:
+            out = self._repo.git.commit_tree(*args, "-m", message)
+        except self._git_module.GitCommandError as exc:
+            raise UsageError(
+                f"cannot write a commit for {tree_ish}",
+                "check that git user.name and user.email are configured",
+            ) from exc
+        return out.strip()
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        try:
+            self._repo.git.merge_base("--is-ancestor", ancestor, descendant)
+        except self._git_module.GitCommandError:
+            return False
+        return True

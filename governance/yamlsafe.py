@@ -40,7 +40,7 @@ class YamlLoadError(Exception):
 _loader_cache: dict[bool, Any] = {}
 
 
-def _yaml(round_trip: bool):  # noqa: ANN202 - ruamel YAML instance
+def _yaml(round_trip: bool):
     """One configured ruamel instance per flavour (creating one is costly)."""
     if round_trip not in _loader_cache:
         from ruamel.yaml import YAML
@@ -65,7 +65,7 @@ def _count_aliases(text: str) -> int:
         for token in yaml.scan(text):
             if isinstance(token, AliasToken):
                 count += 1
-    except Exception:  # noqa: BLE001 - the real parse reports syntax errors
+    except Exception:
         return count
     return count
 

@@ -1,0 +1,458 @@
+"""Bytes -> Changelog: entries with their byte spans, lines and parsed values.
+
+Parsing follows spec §2 (file invariants, in order) and §3 (entry spans).
+Each entry's span is parsed as its own small YAML document. For a valid file
+that is the same as parsing the whole file, and it makes two things cheap:
+locating a fault (the line offset is known) and re-parsing history (an entry
+whose bytes did not change is served from a cache).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from pydantic import ValidationError
+
+from governance.changelog.model import FIELD_ALIASES, ChangelogEntry
+from governance.codes import violation
+from governance.diagnostics import Violation, line_col
+from governance.yamlsafe import YamlLoadError, load
+
+MAX_CHANGELOG_BYTES = 16 * 1024 * 1024
+ENTRY_START = re.compile(rb"^- config-keys:[^\r\n]*\n", re.MULTILINE)
+_ENTRY_PREFIX = "- config-keys:"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One top-level item. Offsets are byte offsets into the file."""
+
+    index: int  # 1-based position in the file
+    start: int  # offset of its `- config-keys:` line
+    content_end: int  # end of its last non-blank line (spec §3)
+    end: int  # start of the next entry, or EOF
+    line: int  # 1-based line of `start`
+    raw: Any  # the parsed mapping as YAML produced it; None when trusted, not parsed
+
+    @property
+    def pr_link(self) -> object:
+        return (
+            self.raw.get("pr-link", self.raw.get("pr_link")) if isinstance(self.raw, dict) else None
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Changelog:
+    path: str
+    data: bytes
+    entries: tuple[Entry, ...]
+
+    def block(self, entry: Entry) -> bytes:
+        """The entry's content block (from its first line to its last content line)."""
+        return self.data[entry.start : entry.content_end]
+
+    def line_of(self, offset: int) -> tuple[int, int]:
+        return line_col(self.data, offset)
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    changelog: Changelog | None  # None when the file is unusable
+    violations: tuple[Violation, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def entry_starts(data: bytes) -> list[int]:
+    return [match.start() for match in ENTRY_START.finditer(data)]
+
+
+def content_end(data: bytes, start: int, end: int) -> int:
+    """Drop whole trailing lines made only of spaces, tabs, CR and LF."""
+    pos = end
+    while pos > start:
+        line_begin = data.rfind(b"\n", start, pos - 1) + 1
+        if line_begin <= start:
+            break
+        if data[line_begin:pos].strip(b" \t\r\n"):
+            break
+        pos = line_begin
+    return pos
+
+
+def parse(data: bytes, path: str, *, source: str = "head", trusted_prefix: int = 0) -> ParseResult:
+    """Apply the file invariants of spec §2 and split the file into entries.
+
+    Entries that start before `trusted_prefix` are located but not parsed
+    (their `raw` is None): the caller vouches that those bytes were validated
+    before (the append-only fast path). Byte invariants always cover the
+    whole file: they are cheap scans.
+    """
+
+    def fail(code: str, message: str, offset: int | None, hint: str) -> Violation:
+        line, column = line_col(data, offset) if offset is not None else (0, 0)
+        return violation(code, message, path, line, column, hint, source=source)
+
+    if len(data) > MAX_CHANGELOG_BYTES:
+        return ParseResult(
+            None,
+            (
+                fail(
+                    "GOV111",
+                    f"file is {len(data):,} bytes; gov parses at most {MAX_CHANGELOG_BYTES:,}",
+                    None,
+                    "a changelog this large is almost certainly not a changelog; restore it",
+                ),
+            ),
+        )
+    found = _byte_faults(data, fail)
+    if any(v.code == "GOV105" for v in found):
+        return ParseResult(None, tuple(found))
+    text = data.decode("utf-8")
+    starts = entry_starts(data)
+    structural = _parse_entries(data, text, starts, path, source, trusted_prefix)
+    if isinstance(structural, list):
+        return ParseResult(None, (*found, *structural))
+    if found:
+        return ParseResult(None, tuple(found))
+    return ParseResult(structural, ())
+
+
+def _byte_faults(data: bytes, fail) -> list[Violation]:
+    """Spec §2 steps 1-5, each located at its first occurrence."""
+    faults: list[Violation] = []
+    if not data.endswith(b"\n"):
+        faults.append(
+            fail(
+                "GOV101",
+                "file does not end with a newline",
+                len(data),
+                "add a single newline after the last line",
+            )
+        )
+    for byte, code, what, hint in (
+        (
+            b"\r",
+            "GOV102",
+            "carriage return (CRLF line ending)",
+            "save the file with LF line endings",
+        ),
+        (b"\t", "GOV103", "tab character", "indent with spaces; write \\t escapes as spaces"),
+        (b"\0", "GOV104", "NUL byte", "remove the NUL byte (the file was probably corrupted)"),
+    ):
+        first = data.find(byte)
+        if first >= 0:
+            count = data.count(byte)
+            more = f" ({count} in the file)" if count > 1 else ""
+            faults.append(fail(code, f"file contains a {what}{more}", first, hint))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        faults.append(
+            fail(
+                "GOV105",
+                f"file is not UTF-8: {exc.reason} (byte 0x{data[exc.start]:02x})",
+                exc.start,
+                "re-save the file as UTF-8",
+            )
+        )
+    return faults
+
+
+def _parse_entries(
+    data: bytes, text: str, starts: list[int], path: str, source: str, trusted_prefix: int
+) -> Changelog | list[Violation]:
+    """Spec §2 steps 6-10 on the decoded text; returns violations on failure."""
+    problems: list[Violation] = []
+
+    def at(code: str, message: str, line: int, column: int, hint: str) -> Violation:
+        return violation(code, message, path, line, column, hint, source=source)
+
+    # Content before the first entry must be empty YAML (comments, blank lines).
+    prefix_end = starts[0] if starts else len(data)
+    if trusted_prefix and starts and prefix_end < trusted_prefix:
+        prefix = _Loaded(None)
+    else:
+        prefix = _load_block(data[:prefix_end].decode("utf-8"), 0, path, source)
+    if isinstance(prefix, Violation):
+        return [prefix]
+    if not starts:
+        if prefix.value is None or not isinstance(prefix.value, list):
+            return [
+                at(
+                    "GOV108",
+                    "the changelog root must be a YAML list of entries",
+                    1,
+                    1,
+                    "start each entry with `- config-keys:` at column 0 (an empty changelog is `[]`)",
+                )
+            ]
+        if prefix.value:
+            return [_count_mismatch(data, 0, len(data), path, source, lines=0)]
+        return Changelog(path, data, ())
+    if prefix.value is not None:
+        return [
+            at(
+                "GOV108" if not isinstance(prefix.value, list) else "GOV109",
+                "content before the first `- config-keys:` entry is not part of the entry list",
+                1,
+                1,
+                "remove it, or start it with `- config-keys:` at column 0",
+            )
+        ]
+
+    # Spec §2 step 8 counts lines the way str.splitlines splits them; the byte
+    # spans use `\n` only. Both must agree or entries cannot be located.
+    counted = sum(1 for line in text.splitlines() if line.startswith(_ENTRY_PREFIX))
+    if counted != len(starts):
+        problems.append(
+            at(
+                "GOV109",
+                f"{counted} lines start with `- config-keys:` but {len(starts)} entries were located",
+                1,
+                1,
+                "use `\\n` line breaks only (no vertical tabs, form feeds or Unicode line separators)",
+            )
+        )
+        return problems
+
+    entries: list[Entry] = []
+    bounds = [*starts, len(data)]
+    line, counted_to = 1, 0
+    for index, (start, end) in enumerate(zip(bounds, bounds[1:], strict=False), start=1):
+        line += data.count(b"\n", counted_to, start)  # incremental: O(file), not O(entries*file)
+        counted_to = start
+        if start < trusted_prefix:
+            entries.append(Entry(index, start, content_end(data, start, end), end, line, None))
+            continue
+        loaded = _load_block(data[start:end].decode("utf-8"), line - 1, path, source)
+        if isinstance(loaded, Violation):
+            problems.append(loaded)
+            continue
+        items = loaded.value
+        if not isinstance(items, list) or len(items) != 1:
+            problems.append(_count_mismatch(data, start, end, path, source, lines=1))
+            continue
+        raw = items[0]
+        if not isinstance(raw, dict):
+            problems.append(
+                at("GOV110", f"entry {index} is not a mapping", line, 1, "write `key: value` pairs")
+            )
+            continue
+        entries.append(Entry(index, start, content_end(data, start, end), end, line, raw))
+    if problems:
+        return problems
+    changelog = Changelog(path, data, tuple(entries))
+    schema = [
+        v
+        for entry in entries
+        if entry.raw is not None
+        for v in schema_violations(changelog, entry, source)
+    ]
+    return schema or changelog
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    value: Any
+
+
+@lru_cache(maxsize=8192)
+def _load_cached(text: str) -> _Loaded | tuple[str, str, int, int]:
+    try:
+        return _Loaded(load(text))
+    except YamlLoadError as exc:
+        p = exc.problem
+        return (p.kind, p.message, p.line, p.column)
+
+
+_YAML_CODES = {
+    "yaml-syntax": "GOV106",
+    "duplicate-key": "GOV107",
+    "too-large": "GOV111",
+    "yaml-alias": "GOV112",
+    "yaml-tag": "GOV113",
+}
+_YAML_HINTS = {
+    "yaml-syntax": "fix the YAML syntax at this position (quote strings that contain `: ` or `#`)",
+    "duplicate-key": "keep one of the two keys; put every description line in one list",
+    "yaml-alias": "write the values out instead of using anchors and aliases",
+    "yaml-tag": "remove the `!tag`; entries hold plain strings, lists and booleans",
+    "too-large": "split the input",
+}
+
+
+def _load_block(text: str, line_offset: int, path: str, source: str) -> _Loaded | Violation:
+    """Parse one entry span (cached by its text: unchanged history parses once)."""
+    result = _load_cached(text)
+    if isinstance(result, _Loaded):
+        return result
+    kind, message, line, column = result
+    return violation(
+        _YAML_CODES[kind],
+        f"invalid YAML: {message}",
+        path,
+        line + line_offset,
+        column,
+        _YAML_HINTS[kind],
+        source=source,
+    )
+
+
+def _count_mismatch(
+    data: bytes, start: int, end: int, path: str, source: str, *, lines: int
+) -> Violation:
+    """Point at the first column-0 list item that is not a `- config-keys:` line."""
+    pos = start + (1 if lines else 0)
+    while True:
+        pos = data.find(b"\n-", pos, end)
+        if pos < 0:
+            offset = start
+            break
+        candidate = pos + 1
+        if not data.startswith(b"- config-keys:", candidate):
+            offset = candidate
+            break
+        pos = candidate
+    line, column = line_col(data, offset)
+    return violation(
+        "GOV109",
+        "top-level list item does not start with `- config-keys:`",
+        path,
+        line,
+        column,
+        "every entry starts with `- config-keys:` at column 0; indent nested lists",
+        source=source,
+    )
+
+
+# -- schema -------------------------------------------------------------------
+
+_SCHEMA_CODES = {
+    "extra_forbidden": "GOV202",
+    "missing": "GOV203",
+    "too_short": "GOV205",
+    "value_error": "GOV206",
+}
+
+
+@lru_cache(maxsize=8192)
+def _validate_cached(text: str) -> tuple[tuple[tuple[Any, ...], str, str], ...]:
+    """Schema errors of one entry as (loc, type, msg) triples; cached by text."""
+    loaded = _load_cached(text)
+    assert isinstance(loaded, _Loaded)
+    try:
+        ChangelogEntry.model_validate(loaded.value[0])
+    except ValidationError as exc:
+        return tuple((tuple(e["loc"]), e["type"], e["msg"]) for e in exc.errors())
+    return ()
+
+
+def schema_violations(changelog: Changelog, entry: Entry, source: str = "head") -> list[Violation]:
+    text = changelog.data[entry.start : entry.end].decode("utf-8")
+    found: list[Violation] = []
+    for loc, kind, msg in _validate_cached(text):
+        code = _SCHEMA_CODES.get(kind, "GOV204")
+        field = str(loc[0]) if loc else ""
+        line, column = locate(changelog, entry, loc)
+        where = ".".join(str(part) for part in loc) or "entry"
+        found.append(
+            violation(
+                code,
+                f"entry {entry.index}: {where}: {_schema_message(kind, msg, field)}",
+                changelog.path,
+                line,
+                column,
+                _schema_hint(kind, field),
+                source=source,
+            )
+        )
+    return found
+
+
+def _schema_message(kind: str, msg: str, field: str) -> str:
+    if kind == "extra_forbidden":
+        return f"unknown field {field!r}"
+    if kind == "missing":
+        return f"required field {field!r} is missing"
+    return msg[0].lower() + msg[1:] if msg else kind
+
+
+def _schema_hint(kind: str, field: str) -> str:
+    if kind == "extra_forbidden":
+        import difflib
+
+        guess = difflib.get_close_matches(field.replace("_", "-"), list(FIELD_ALIASES), n=1)
+        if guess:
+            return f"did you mean `{guess[0]}`?"
+        return "allowed fields: " + ", ".join(FIELD_ALIASES)
+    if kind == "missing":
+        example = {"pr-link": "pr-link: XXX", "description": 'description:\\n    - "what changed"'}
+        return f"add `{example.get(field, field + ': ...')}`"
+    if kind == "too_short":
+        return "give at least one item"
+    if kind == "value_error":
+        return "drop append-only, or drop evals-only / all-evals / eval-min-prefill-ep"
+    if field in ("config-keys", "description"):
+        return "quote the item (unquoted yes/no/on/off, numbers and dates are not strings)"
+    if field == "pr-link":
+        return "write `pr-link: XXX` (or the PR link) on the same line"
+    return "see the entry schema in schemas/changelog-entry.schema.json"
+
+
+# -- positions inside an entry ------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def _round_trip(text: str) -> Any:
+    try:
+        return load(text, round_trip=True)
+    except YamlLoadError:
+        return None
+
+
+def locate(changelog: Changelog, entry: Entry, loc: tuple[Any, ...]) -> tuple[int, int]:
+    """1-based (line, column) of the key or item at `loc` inside `entry`;
+    falls back to the deepest locatable parent, then to the entry's first line."""
+    text = changelog.data[entry.start : entry.end].decode("utf-8")
+    tree = _round_trip(text)
+    best = (entry.line, 1)
+    if not tree:
+        return best
+    node = tree[0]
+    for part in loc:
+        lc = getattr(node, "lc", None)
+        if lc is None:
+            break
+        try:
+            if isinstance(node, dict) and part in node:
+                line, column = lc.key(part)
+                best = (entry.line + line, column + 1)
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                line, column = lc.item(part)
+                best = (entry.line + line, column + 1)
+                node = node[part]
+            else:
+                break
+        except (KeyError, TypeError):
+            break
+    return best
+
+
+def value_position(changelog: Changelog, entry: Entry, key: str) -> tuple[int, int]:
+    """Position of a key's value (e.g. the pr-link URL) inside an entry."""
+    text = changelog.data[entry.start : entry.end].decode("utf-8")
+    tree = _round_trip(text)
+    if tree and isinstance(tree[0], dict) and key in tree[0]:
+        try:
+            line, column = tree[0].lc.value(key)
+            return entry.line + line, column + 1
+        except (KeyError, TypeError):
+            pass
+    return locate(changelog, entry, (key,))

@@ -1,0 +1,99 @@
+"""Resolve the config keys of appended entries against the master config keys.
+
+Semantics follow the changelog processor (spec matrix §7.3): a pattern with
+`*` matches any run of characters and every other character is literal; any
+other pattern must be an exact key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from governance.changelog.document import Changelog, Entry, locate
+from governance.codes import violation
+from governance.diagnostics import Violation
+
+
+@lru_cache(maxsize=1024)
+def wildcard_pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
+
+
+def resolve_pattern(pattern: str, known: Sequence[str]) -> list[str]:
+    """Keys matched by one pattern, in master order (empty when none)."""
+    if "*" in pattern:
+        regex = wildcard_pattern(pattern)
+        return [key for key in known if regex.fullmatch(key)]
+    return [pattern] if pattern in known else []
+
+
+def resolve_entry_keys(
+    changelog: Changelog, entries: Sequence[Entry], known: Sequence[str], masters: str
+) -> tuple[list[str], list[Violation]]:
+    """Resolved keys (first occurrence order) and located violations."""
+    known_set = frozenset(known)
+    resolved: dict[str, None] = {}
+    problems: list[Violation] = []
+    for entry in entries:
+        patterns = entry.raw.get("config-keys", entry.raw.get("config_keys")) or []
+        for position, pattern in enumerate(patterns):
+            if not isinstance(pattern, str):
+                continue  # a schema violation already covers it
+            matches = (
+                resolve_pattern(pattern, known)
+                if "*" in pattern
+                else ([pattern] if pattern in known_set else [])
+            )
+            if matches:
+                resolved.update(dict.fromkeys(matches))
+                continue
+            line, column = locate(changelog, entry, ("config-keys", position))
+            if "*" in pattern:
+                problems.append(
+                    violation(
+                        "GOV502",
+                        f"wildcard {pattern!r} matches no config key in {masters}",
+                        changelog.path,
+                        line,
+                        column,
+                        "narrow or fix the pattern; `*` matches any run of characters",
+                    )
+                )
+                continue
+            guesses = difflib.get_close_matches(pattern, known, n=3, cutoff=0.6)
+            hint = (
+                "did you mean " + " or ".join(f"`{g}`" for g in guesses) + "?"
+                if guesses
+                else f"use a top-level key of {masters}"
+            )
+            problems.append(
+                violation(
+                    "GOV501",
+                    f"config key {pattern!r} is not defined in {masters}",
+                    changelog.path,
+                    line,
+                    column,
+                    hint,
+                )
+            )
+    return list(resolved), problems
+
+
+_TOP_LEVEL_KEY = re.compile(r"^([^\s#'\"-][^:#]*?|'[^']*'|\"[^\"]*\"):(?:\s|$)", re.MULTILINE)
+
+
+def top_level_keys(text: str) -> list[str]:
+    """Top-level mapping keys of a master config, found without a YAML parse
+    (a full parse of the 320 KB NVIDIA file costs half a second; this is a
+    line scan). Quoted keys are unquoted. Full validation is the matrix
+    engine's job."""
+    keys = []
+    for match in _TOP_LEVEL_KEY.finditer(text):
+        key = match.group(1).strip()
+        if key[:1] in "'\"" and key[-1:] == key[:1]:
+            key = key[1:-1]
+        keys.append(key)
+    return keys

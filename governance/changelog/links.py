@@ -1,0 +1,85 @@
+"""The pr-link policy: what counts as a placeholder, a canonical link, and the
+expected link for PR N. One `LinkPolicy` object is shared by every door
+(hook, CI check, merge tool), so a link can never pass in one and fail in
+another.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+
+DEFAULT_REPOSITORY = "SemiAnalysisAI/InferenceX"
+DEFAULT_LINK_TEMPLATE = "https://github.com/{repository}/pull/{number}"
+DEFAULT_PLACEHOLDERS = ("XXX", "https://github.com/{repository}/pull/XXX")
+
+
+class LinkKind(Enum):
+    PLACEHOLDER = "placeholder"
+    CANONICAL = "canonical"  # template with a plain decimal number >= 1
+    # Matches the reference's `\d+` but not plain ASCII decimal: non-ASCII
+    # digits (`٩٥`), leading zeros (`00095`) or zero. The reference accepts
+    # these as canonical (gap G7); gov does not.
+    LOOSE_NUMBER = "loose-number"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkPolicy:
+    repository: str = DEFAULT_REPOSITORY
+    link_template: str = DEFAULT_LINK_TEMPLATE
+    placeholders: tuple[str, ...] = DEFAULT_PLACEHOLDERS
+    _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if "{number}" not in self.link_template:
+            raise ValueError("link-template must contain {number}")
+        head, _, tail = self.link_template.format(
+            repository=self.repository, number="\0"
+        ).partition("\0")
+        # `\d+` (Unicode digits) on purpose: the loose matches are classified
+        # separately so the user gets a precise message.
+        pattern = re.compile(re.escape(head) + r"(\d+)" + re.escape(tail))
+        object.__setattr__(self, "_pattern", pattern)
+
+    def expected(self, number: int) -> str:
+        return self.link_template.format(repository=self.repository, number=number)
+
+    def placeholder_set(self) -> frozenset[str]:
+        return frozenset(p.format(repository=self.repository) for p in self.placeholders)
+
+    def is_placeholder(self, link: str) -> bool:
+        return link in self.placeholder_set()
+
+    def classify(self, link: str) -> LinkKind:
+        if self.is_placeholder(link):
+            return LinkKind.PLACEHOLDER
+        match = self._pattern.fullmatch(link)
+        if match is None:
+            return LinkKind.OTHER
+        digits = match.group(1)
+        if digits.isascii() and digits[0] != "0":
+            return LinkKind.CANONICAL
+        return LinkKind.LOOSE_NUMBER
+
+    def number(self, link: str) -> int | None:
+        """The PR number of a canonical link (None for anything else)."""
+        if self.classify(link) is not LinkKind.CANONICAL:
+            return None
+        match = self._pattern.fullmatch(link)
+        assert match is not None
+        return int(match.group(1))
+
+    def looks_like_placeholder(self, link: str) -> bool:
+        """Near-misses of a placeholder (`PLACEHOLDER`, `.../pull/XXXX`, `TBD`):
+        used only to word hints, never to accept anything."""
+        tail = link.rsplit("/", 1)[-1].strip().upper()
+        return tail in {"XXX", "XXXX", "XX", "X", "PLACEHOLDER", "TBD", "TODO", "N/A", "NA", ""}
+
+
+def link_text(raw: object) -> str:
+    """A pr-link value as the rules see it: missing or null becomes ''."""
+    if raw is None:
+        return ""
+    return raw if isinstance(raw, str) else str(raw)

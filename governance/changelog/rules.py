@@ -1,0 +1,512 @@
+"""check(base, head, policy, mode) -> Verdict: the append-only rules.
+
+Pure: bytes and plain data in, a Verdict out. Spec changelog-rules §5 (entry
+comparison), §6 (byte regimes), §7 (pr-link policy), plus gov's stricter rules
+on appended entries (gaps G7, G9) and, when master keys are given, config-key
+resolution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from governance.changelog.document import (
+    ENTRY_START,
+    Changelog,
+    Entry,
+    parse,
+    value_position,
+)
+from governance.changelog.keys import resolve_entry_keys
+from governance.changelog.links import LinkKind, LinkPolicy, link_text
+from governance.changelog.model import FIELD_ALIASES
+from governance.codes import violation
+from governance.diagnostics import Violation, line_col
+
+
+class Mode(StrEnum):
+    DRAFT = "draft"  # placeholder or any canonical link
+    PR = "pr"  # placeholder or the link to PR N
+    MAIN = "main"  # canonical links (to PR N with expect_pr)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckMode:
+    kind: Mode = Mode.DRAFT
+    pr: int | None = None  # N in PR mode; the expected PR in main mode
+
+    @classmethod
+    def pr_mode(cls, number: int) -> CheckMode:
+        return cls(Mode.PR, number)
+
+    @classmethod
+    def main(cls, expect_pr: int | None = None) -> CheckMode:
+        return cls(Mode.MAIN, expect_pr)
+
+
+@dataclass(slots=True)
+class Verdict:
+    mode: CheckMode
+    path: str
+    violations: list[Violation] = field(default_factory=list)
+    additions: list[Entry] = field(default_factory=list)
+    corrections: list[int] = field(default_factory=list)  # 1-based entry indices
+    config_keys: list[str] = field(default_factory=list)
+    head: Changelog | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+@dataclass(frozen=True, slots=True)
+class KnownKeys:
+    """Master config keys to resolve against, and how to name their files."""
+
+    keys: Sequence[str]
+    files: str = "the master configs"
+
+
+def check(
+    base: bytes,
+    head: bytes,
+    policy: LinkPolicy,
+    mode: CheckMode,
+    *,
+    path: str = "perf-changelog.yaml",
+    trust_base: bool = False,
+    known_keys: KnownKeys | None = None,
+) -> Verdict:
+    """Validate the change base -> head of one changelog.
+
+    With `trust_base`, base bytes are assumed to have been validated when they
+    landed: when head extends them by appending, only the appended entries are
+    parsed (the common case costs one entry, not the whole file).
+    """
+    verdict = Verdict(mode, path)
+    trusted = trust_base and _appends_only(base, head)
+    base_parsed = parse(base, path, source="base", trusted_prefix=len(base) + 1 if trusted else 0)
+    head_parsed = parse(head, path, trusted_prefix=len(base) if trusted else 0)
+    verdict.violations += [*base_parsed.violations, *head_parsed.violations]
+    if base_parsed.changelog is None or head_parsed.changelog is None:
+        return verdict
+    old, new = base_parsed.changelog, head_parsed.changelog
+    verdict.head = new
+
+    if not _compare_entries(old, new, policy, verdict):
+        return verdict
+    verdict.additions = list(new.entries[len(old.entries) :])
+    if verdict.corrections and verdict.additions:
+        first = verdict.additions[0]
+        verdict.violations.append(
+            violation(
+                "GOV303",
+                f"this change corrects {len(verdict.corrections)} historical pr-link(s) "
+                f"and appends {len(verdict.additions)} entr(y/ies)",
+                path,
+                first.line,
+                1,
+                "split it: one change for the pr-link corrections, one for the new entries",
+            )
+        )
+        return verdict
+    for entry in verdict.additions:
+        verdict.violations += _link_policy(new, entry, policy, mode)
+        verdict.violations += _spelling(new, entry)
+    verdict.violations += _byte_rules(base, head, old, new, verdict)
+    if verdict.additions:
+        verdict.violations += _appended_whitespace(new, verdict.additions)
+    if known_keys is not None and verdict.additions:
+        keys, problems = resolve_entry_keys(
+            new, verdict.additions, known_keys.keys, known_keys.files
+        )
+        verdict.config_keys = keys
+        verdict.violations += problems
+    return verdict
+
+
+def _appends_only(base: bytes, head: bytes) -> bool:
+    """head = base + (blank lines) + whole new entries."""
+    if not head.startswith(base) or not base.endswith(b"\n"):
+        return False
+    match = ENTRY_START.search(head, len(base))
+    gap_end = match.start() if match else len(head)
+    if gap_end > len(base) and head[gap_end - 1 : gap_end] != b"\n":
+        return False  # the gap must end at a line start
+    return not head[len(base) : gap_end].strip(b" \n")
+
+
+# -- §5 entry comparison ---------------------------------------------------------
+
+
+def _compare_entries(old: Changelog, new: Changelog, policy: LinkPolicy, verdict: Verdict) -> bool:
+    """Deleted / modified entries and pr-link corrections. False stops the check."""
+    path = new.path
+    b, h = len(old.entries), len(new.entries)
+    if h < b:
+        first = next(
+            (i for i in range(h) if not _same(old, old.entries[i], new, new.entries[i])), h
+        )
+        line = new.entries[first].line if first < h else new.data.count(b"\n") + 1
+        verdict.violations.append(
+            violation(
+                "GOV301",
+                f"{b - h} entr{'y was' if b - h == 1 else 'ies were'} deleted "
+                f"(base has {b}, head has {h}); the first missing one is entry {first + 1}",
+                path,
+                line,
+                1,
+                "restore the base file (git checkout <base> -- perf-changelog.yaml), "
+                "then append your entry at the end",
+            )
+        )
+        return False
+    for i in range(b):
+        before, after = old.entries[i], new.entries[i]
+        if _same(old, before, new, after):
+            continue
+        if _without_link(before.raw) != _without_link(after.raw):
+            verdict.violations.append(_modified(old, new, i, h))
+            return False
+        link = link_text(after.pr_link)
+        kind = policy.classify(link)
+        if kind is not LinkKind.CANONICAL:
+            line, column = value_position(new, after, "pr-link")
+            code = "GOV405" if kind is LinkKind.LOOSE_NUMBER else "GOV403"
+            verdict.violations.append(
+                violation(
+                    code,
+                    f"entry {after.index}: pr-link correction {link!r} is not a canonical link",
+                    path,
+                    line,
+                    column,
+                    f"write the full link, e.g. {policy.expected(1234)}",
+                )
+            )
+        verdict.corrections.append(after.index)
+    return True
+
+
+def _same(old: Changelog, a: Entry, new: Changelog, b: Entry) -> bool:
+    if old.block(a) == new.block(b):
+        return True  # identical bytes parse identically (and trusted entries are unparsed)
+    return a.raw is not None and b.raw is not None and a.raw == b.raw
+
+
+def _without_link(raw: dict) -> dict:
+    return {k: v for k, v in raw.items() if k != "pr-link"}
+
+
+def _modified(old: Changelog, new: Changelog, i: int, h: int) -> Violation:
+    before, after = old.entries[i], new.entries[i]
+    line, column = _first_difference(old.block(before), new.block(after), after.line)
+    b = len(old.entries)
+    inserted = h > b and all(
+        _same(old, old.entries[j], new, new.entries[j + 1]) for j in range(i, b)
+    )
+    if inserted:
+        return violation(
+            "GOV302",
+            f"a new entry was inserted as entry {after.index}, in the middle of history",
+            new.path,
+            after.line,
+            1,
+            "move it to the end of the file, after one empty line",
+        )
+    return violation(
+        "GOV302",
+        f"entry {after.index} changed; existing entries are immutable except for "
+        "pr-link-only corrections",
+        new.path,
+        line,
+        column,
+        "restore this entry from the base and describe the change in a new entry at the end",
+    )
+
+
+def _first_difference(a: bytes, b: bytes, first_line: int) -> tuple[int, int]:
+    a_lines, b_lines = a.split(b"\n"), b.split(b"\n")
+    for k, (x, y) in enumerate(zip(a_lines, b_lines, strict=False)):
+        if x != y:
+            column = next((c for c, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), None)
+            column = min(len(x), len(y)) if column is None else column
+            return first_line + k, len(y[:column].decode("utf-8", "replace")) + 1
+    return first_line + min(len(a_lines), len(b_lines)) - 1, 1
+
+
+# -- §7 link policy ---------------------------------------------------------------
+
+
+def _link_policy(new: Changelog, entry: Entry, policy: LinkPolicy, mode: CheckMode) -> list:
+    link = link_text(entry.pr_link)
+    kind = policy.classify(link)
+    line, column = value_position(new, entry, "pr-link")
+
+    def bad(code: str, message: str, hint: str) -> list[Violation]:
+        return [violation(code, f"entry {entry.index}: {message}", new.path, line, column, hint)]
+
+    placeholder = "XXX"
+    if mode.kind is Mode.PR:
+        assert mode.pr is not None
+        expected = policy.expected(mode.pr)
+        if link == expected or kind is LinkKind.PLACEHOLDER:
+            return []
+        why = f"new PR entry must use {expected!r} or an {placeholder} placeholder; found {link!r}"
+        if policy.looks_like_placeholder(link):
+            hint = f"write exactly `pr-link: {placeholder}`; gov prepare-merge fills in {expected}"
+        elif kind is LinkKind.CANONICAL:
+            hint = (
+                f"this links PR #{policy.number(link)}; an entry appended by PR "
+                f"#{mode.pr} links #{mode.pr} (or write `pr-link: {placeholder}`)"
+            )
+        else:
+            hint = f"write `pr-link: {placeholder}` (or `pr-link: {expected}`)"
+        return bad("GOV401", why, hint)
+    if kind is LinkKind.LOOSE_NUMBER:
+        return bad(
+            "GOV405",
+            f"pr-link {link!r} has a PR number that is not a plain decimal",
+            "write the number in ASCII digits without leading zeros",
+        )
+    if mode.kind is Mode.MAIN:
+        if kind is not LinkKind.CANONICAL:
+            return bad(
+                "GOV402",
+                f"new main-branch entry has invalid pr-link: {link!r}",
+                f"entries on main carry the merged PR's link, e.g. {policy.expected(1234)}",
+            )
+        if mode.pr is not None and policy.number(link) != mode.pr:
+            return bad(
+                "GOV404",
+                f"pr-link names PR #{policy.number(link)} but this change is PR #{mode.pr}",
+                f"write `pr-link: {policy.expected(mode.pr)}`",
+            )
+        return []
+    if kind in (LinkKind.CANONICAL, LinkKind.PLACEHOLDER):
+        return []
+    return bad(
+        "GOV401",
+        f"pr-link {link!r} is neither a placeholder nor a canonical link",
+        f"write `pr-link: {placeholder}` until the PR number is known",
+    )
+
+
+def _spelling(new: Changelog, entry: Entry) -> list[Violation]:
+    """Stricter than the reference: snake_case field names in new entries (GOV207)."""
+    from governance.changelog.document import locate
+
+    found = []
+    snake_to_kebab = {snake: kebab for kebab, snake in FIELD_ALIASES.items() if "-" in kebab}
+    for key in entry.raw:
+        if key in snake_to_kebab:
+            line, column = locate(new, entry, (key,))
+            found.append(
+                violation(
+                    "GOV207",
+                    f"entry {entry.index}: field {key!r} is spelled in snake_case",
+                    new.path,
+                    line,
+                    column,
+                    f"write `{snake_to_kebab[key]}`",
+                )
+            )
+    return found
+
+
+# -- §6 byte regimes --------------------------------------------------------------
+
+
+def _byte_rules(
+    base: bytes, head: bytes, old: Changelog, new: Changelog, verdict: Verdict
+) -> list[Violation]:
+    path = new.path
+    additions, corrections = len(verdict.additions), len(verdict.corrections)
+
+    def at(code: str, message: str, offset: int, hint: str) -> Violation:
+        line, column = line_col(head, offset)
+        return violation(code, message, path, line, column, hint)
+
+    if additions:
+        if not head.startswith(base):
+            offset = _first_byte_difference(base, head)
+            return [
+                at(
+                    "GOV304",
+                    "appended entries changed historical bytes"
+                    + (" (the historical file was truncated)" if offset >= len(head) else ""),
+                    min(offset, max(len(head) - 1, 0)),
+                    "restore the base file byte-for-byte and append at the end "
+                    "(git checkout <base> -- perf-changelog.yaml)",
+                )
+            ]
+        problems = []
+        suffix = head[len(base) :]
+        lead = b"- config-keys:" if base.endswith(b"\n\n") else b"\n- config-keys:"
+        if not suffix.startswith(lead):
+            problems.append(
+                at(
+                    "GOV305",
+                    "new entries must be separated from history by exactly one empty line",
+                    len(base),
+                    "leave one empty line after the last historical entry, then `- config-keys:`",
+                )
+            )
+        starts = [m.start() for m in ENTRY_START.finditer(head)][-additions:]
+        for start in starts[1:]:
+            before = head[:start]
+            if not before.endswith(b"\n\n") or before.endswith(b"\n\n\n"):
+                problems.append(
+                    at(
+                        "GOV306",
+                        "appended entries must have exactly one empty separator line",
+                        max(start - 1, 0),
+                        "leave exactly one empty line between appended entries",
+                    )
+                )
+        if head.endswith(b"\n\n"):
+            problems.append(
+                at(
+                    "GOV307",
+                    "the final appended entry must end with one newline",
+                    len(head) - 1,
+                    "delete the empty line(s) at the end of the file",
+                )
+            )
+        return problems
+    if corrections:
+        return _correction_bytes(base, head, corrections, path)
+    if base != head:
+        offset = _first_byte_difference(base, head)
+        return [
+            at(
+                "GOV311",
+                "the changelog changed without an appended entry or pr-link correction; "
+                "historical whitespace and formatting are immutable",
+                min(offset, max(len(head) - 1, 0)),
+                "restore the base file (git checkout <base> -- perf-changelog.yaml)",
+            )
+        ]
+    return []
+
+
+def _first_byte_difference(a: bytes, b: bytes) -> int:
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return index
+    return min(len(a), len(b))
+
+
+def _correction_bytes(base: bytes, head: bytes, corrections: int, path: str) -> list[Violation]:
+    old_lines = base.decode("utf-8").splitlines(keepends=True)
+    new_lines = head.decode("utf-8").splitlines(keepends=True)
+    if len(old_lines) != len(new_lines):
+        line = next(
+            (k + 1 for k, (x, y) in enumerate(zip(old_lines, new_lines, strict=False)) if x != y),
+            min(len(old_lines), len(new_lines)) + 1,
+        )
+        return [
+            violation(
+                "GOV308",
+                f"pr-link corrections may not add or delete lines "
+                f"(base has {len(old_lines)} lines, head {len(new_lines)})",
+                path,
+                line,
+                1,
+                "change only the value on the `  pr-link:` line",
+            )
+        ]
+    changed = 0
+    for number, (x, y) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+        if x == y:
+            continue
+        if not (x.startswith("  pr-link:") and y.startswith("  pr-link:") and y.endswith("\n")):
+            return [
+                violation(
+                    "GOV309",
+                    f"historical bytes changed outside a pr-link line at line {number}",
+                    path,
+                    number,
+                    1,
+                    "restore this line; a correction changes only `  pr-link:` lines",
+                )
+            ]
+        changed += 1
+    if changed != corrections:
+        return [
+            violation(
+                "GOV310",
+                f"expected {corrections} changed pr-link line(s), found {changed}",
+                path,
+                1,
+                1,
+                "write each corrected link on its `  pr-link:` line",
+            )
+        ]
+    return []
+
+
+# -- stricter whitespace rules on appended entries (gap G9) ----------------------
+
+
+def _appended_whitespace(new: Changelog, additions: Sequence[Entry]) -> list[Violation]:
+    data, path = new.data, new.path
+    found: list[Violation] = []
+    for position, entry in enumerate(additions):
+        offset = entry.start
+        for line in data[entry.start : entry.content_end].split(b"\n")[:-1]:
+            stripped = line.rstrip(b" ")
+            if not stripped:
+                found.append(
+                    _ws(
+                        "GOV313",
+                        data,
+                        path,
+                        offset,
+                        f"an empty or whitespace-only line inside entry {entry.index}",
+                        "delete the line",
+                    )
+                )
+            elif stripped != line:
+                found.append(
+                    _ws(
+                        "GOV312",
+                        data,
+                        path,
+                        offset + len(stripped),
+                        f"trailing whitespace in entry {entry.index}",
+                        "delete the trailing spaces",
+                    )
+                )
+            offset += len(line) + 1
+        gap = data[entry.content_end : entry.end]
+        last = position == len(additions) - 1
+        if last and gap and gap != b"\n" and not data.endswith(b"\n\n"):
+            found.append(
+                _ws(
+                    "GOV314",
+                    data,
+                    path,
+                    entry.content_end,
+                    "whitespace after the last appended entry",
+                    "end the file right after the entry's last line",
+                )
+            )
+        elif not last and gap != b"\n" and gap.strip(b"\n"):
+            found.append(
+                _ws(
+                    "GOV313",
+                    data,
+                    path,
+                    entry.content_end,
+                    f"whitespace-only line between entries {entry.index} and {entry.index + 1}",
+                    "leave one truly empty line between entries",
+                )
+            )
+    return found
+
+
+def _ws(code: str, data: bytes, path: str, offset: int, message: str, hint: str) -> Violation:
+    line, column = line_col(data, offset)
+    return violation(code, message, path, line, column, hint)
