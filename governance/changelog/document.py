@@ -9,6 +9,7 @@ whose bytes did not change is served from a cache).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -224,7 +225,7 @@ def _parse_entries(
     entries: list[Entry] = []
     bounds = [*starts, len(data)]
     line, counted_to = 1, 0
-    for index, (start, end) in enumerate(zip(bounds, bounds[1:], strict=False), start=1):
+    for index, (start, end) in enumerate(itertools.pairwise(bounds), start=1):
         line += data.count(b"\n", counted_to, start)  # incremental: O(file), not O(entries*file)
         counted_to = start
         if start < trusted_prefix:
