@@ -16,6 +16,7 @@ from governance.changelog.document import (
     ENTRY_START,
     Changelog,
     Entry,
+    ParseResult,
     parse,
     value_position,
 )
@@ -70,7 +71,7 @@ class KnownKeys:
 
 
 def check(
-    base: bytes,
+    base: bytes | None,
     head: bytes,
     policy: LinkPolicy,
     mode: CheckMode,
@@ -86,8 +87,15 @@ def check(
     parsed (the common case costs one entry, not the whole file).
     """
     verdict = Verdict(mode, path)
-    trusted = trust_base and _appends_only(base, head)
-    base_parsed = parse(base, path, source="base", trusted_prefix=len(base) + 1 if trusted else 0)
+    if base is None:  # the file is new: no history to protect
+        base_parsed = ParseResult(Changelog(path, b"", ()), ())
+        base = b""
+    else:
+        trusted = trust_base and _appends_only(base, head)
+        base_parsed = parse(
+            base, path, source="base", trusted_prefix=len(base) + 1 if trusted else 0
+        )
+    trusted = trust_base and bool(base) and _appends_only(base, head)
     head_parsed = parse(head, path, trusted_prefix=len(base) if trusted else 0)
     verdict.violations += [*base_parsed.violations, *head_parsed.violations]
     if base_parsed.changelog is None or head_parsed.changelog is None:
@@ -344,7 +352,7 @@ def _byte_rules(
         problems = []
         suffix = head[len(base) :]
         lead = b"- config-keys:" if base.endswith(b"\n\n") else b"\n- config-keys:"
-        if not suffix.startswith(lead):
+        if base and not suffix.startswith(lead):
             problems.append(
                 at(
                     "GOV305",
