@@ -78,7 +78,8 @@ def load(text: str, *, round_trip: bool = False, line_offset: int = 0) -> Any:
     which carry `.lc` positions (slower; use it only where positions matter).
     """
     from ruamel.yaml.constructor import ConstructorError, DuplicateKeyError
-    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.reader import ReaderError
 
     if len(text) > MAX_YAML_BYTES:
         raise YamlLoadError(
@@ -114,6 +115,14 @@ def load(text: str, *, round_trip: bool = False, line_offset: int = 0) -> Any:
         mark = exc.problem_mark or exc.context_mark
         detail = " ".join(part for part in (exc.context, exc.problem) if part)
         raise YamlLoadError(_problem("yaml-syntax", detail or str(exc), mark, line_offset)) from exc
+    except ReaderError as exc:
+        # Non-printable characters; the position is a character index.
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        message = f"character #x{exc.character:04x} is not allowed in YAML"
+        raise YamlLoadError(YamlProblem("yaml-syntax", message, line + line_offset, column)) from exc
+    except YAMLError as exc:
+        raise YamlLoadError(YamlProblem("yaml-syntax", str(exc), 1 + line_offset, 1)) from exc
     except RecursionError as exc:
         raise YamlLoadError(
             YamlProblem("yaml-syntax", "YAML nesting is too deep", 1 + line_offset, 1)

@@ -1,0 +1,70 @@
+"""Forges: where pull requests, labels, comments, check runs and merges live.
+
+`open_forge` picks the embedded local forge (SQLite + the repository's refs)
+or GitHub's REST API; `prepare-merge` only sees the `Forge` interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+from governance.forge.base import (
+    CheckRun,
+    ChecksFailedError,
+    ChecksTimeoutError,
+    Comment,
+    Forge,
+    ForgeError,
+    ForgeRefusal,
+    HeadMovedError,
+    MergeRefusedError,
+    MergeResult,
+    PullRequest,
+)
+from governance.gitrepo import GitRepo
+
+__all__ = [
+    "CheckRun",
+    "ChecksFailedError",
+    "ChecksTimeoutError",
+    "Comment",
+    "Forge",
+    "ForgeError",
+    "ForgeRefusal",
+    "HeadMovedError",
+    "MergeRefusedError",
+    "MergeResult",
+    "PullRequest",
+    "open_forge",
+]
+
+
+def open_forge(
+    kind: Literal["local", "github"],
+    repo: GitRepo,
+    repository_slug: str,
+    *,
+    main_branch: str = "main",
+    base_url: str | None = None,
+    token: str | None = None,
+    env: Mapping[str, str] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> Forge:
+    """The forge for `kind`. GitHub's token comes from `token`, else from
+    GH_TOKEN / GITHUB_TOKEN in `env` (default: the process environment)."""
+    if kind == "local":
+        from governance.forge.local import LocalForge
+
+        return LocalForge(repo, main_branch=main_branch, repository_slug=repository_slug)
+    if kind == "github":
+        from governance.forge.github import DEFAULT_BASE_URL, GitHubForge, token_from_env
+
+        extra = {"sleep": sleep} if sleep is not None else {}
+        return GitHubForge(
+            repository_slug,
+            token=token or token_from_env(env),
+            base_url=base_url or DEFAULT_BASE_URL,
+            **extra,
+        )
+    raise ForgeError(f"unknown forge kind {kind!r}", "use --forge local or --forge github")

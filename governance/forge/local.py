@@ -1,0 +1,452 @@
+"""The embedded forge: pull requests without a server.
+
+Records (PRs, labels, comments, check runs) live in SQLite at
+`<git_dir>/gov/forge.sqlite3`; branches are the repository's own refs, so a
+PR's head is always read live from `refs/heads/<branch>`. Every write runs in
+one `BEGIN IMMEDIATE` transaction (a writer lock), so two processes or two
+`LocalForge` objects on the same database never interleave half-written state.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from governance.forge.base import (
+    CheckRun,
+    Comment,
+    Forge,
+    ForgeError,
+    HeadMovedError,
+    MergeRefusedError,
+    MergeResult,
+    PullRequest,
+    PullState,
+)
+from governance.gitrepo import GitRepo
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pulls (
+    number INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('open', 'closed', 'merged')),
+    head_branch TEXT NOT NULL,
+    base_branch TEXT NOT NULL,
+    draft INTEGER NOT NULL DEFAULT 0,
+    merged_head_sha TEXT,          -- the head at merge time (the branch may move or vanish later)
+    merge_commit_sha TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS labels (
+    number INTEGER NOT NULL REFERENCES pulls (number),
+    name TEXT NOT NULL,
+    PRIMARY KEY (number, name)
+);
+CREATE TABLE IF NOT EXISTS comments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    number INTEGER NOT NULL REFERENCES pulls (number),
+    author TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    sha TEXT NOT NULL,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('queued', 'in_progress', 'completed')),
+    conclusion TEXT,
+    details_url TEXT NOT NULL DEFAULT '',
+    started_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS checks_by_sha ON checks (sha, name);
+"""
+
+CHECK_CONCLUSIONS = frozenset(
+    {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"}
+)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class LocalForge(Forge):
+    kind = "local"
+
+    def __init__(
+        self,
+        repo: GitRepo,
+        *,
+        main_branch: str = "main",
+        repository_slug: str = "",
+        author: str = "local",
+        now: Callable[[], datetime] = _utc_now,
+        db_path: Path | None = None,
+    ) -> None:
+        self.repo = repo
+        self.main_branch = main_branch
+        self.repository_slug = repository_slug
+        self.author = author
+        self._now = now
+        self.db_path = db_path or repo.git_dir / "gov" / "forge.sqlite3"
+        self._ensure_schema()
+
+    def __repr__(self) -> str:
+        return f"LocalForge({str(self.db_path)!r}, main_branch={self.main_branch!r})"
+
+    # -- database plumbing ---------------------------------------------------
+
+    @contextmanager
+    def _connect(self, write: bool) -> Iterator[sqlite3.Connection]:
+        """One short-lived connection per operation: no lock outlives a call,
+        and forge objects can be used from any thread."""
+        conn = sqlite3.connect(self.db_path, timeout=30.0, isolation_level=None)
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA foreign_keys = ON")
+            # IMMEDIATE takes the writer lock up front, so read-then-write
+            # sequences (merge, open) cannot be raced by another writer.
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise ForgeError(
+                f"local forge database error: {exc}",
+                f"the database is {self.db_path}; delete it only if you can lose local PR records",
+            ) from exc
+        finally:
+            conn.close()
+
+    def _ensure_schema(self) -> None:
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.db_path, timeout=30.0, isolation_level=None)
+        try:
+            # WAL lets readers proceed while a writer holds the lock; the mode
+            # is persistent, so setting it on every open is cheap.
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                conn.execute("ROLLBACK")
+                raise ForgeError(
+                    f"local forge database {self.db_path} has schema v{version}, "
+                    f"this gov knows v{SCHEMA_VERSION}",
+                    "upgrade gov",
+                )
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    def _stamp(self) -> str:
+        return self._now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def _pull_row(self, conn: sqlite3.Connection, number: int) -> sqlite3.Row:
+        row = conn.execute("SELECT * FROM pulls WHERE number = ?", (number,)).fetchone()
+        if row is None:
+            raise ForgeError(
+                f"no local pull request #{number}",
+                "see `gov pr list`, or open one: `gov pr open --number N --branch B`",
+            )
+        return row
+
+    def _to_pull(self, conn: sqlite3.Connection, row: sqlite3.Row) -> PullRequest:
+        labels = conn.execute(
+            "SELECT name FROM labels WHERE number = ? ORDER BY name", (row["number"],)
+        ).fetchall()
+        if row["state"] == "merged":
+            head_sha = row["merged_head_sha"] or ""
+        else:
+            head_sha = self.repo.ref_sha(f"refs/heads/{row['head_branch']}") or ""
+        return PullRequest(
+            number=row["number"],
+            title=row["title"],
+            state=row["state"],
+            head_branch=row["head_branch"],
+            head_sha=head_sha,
+            base_branch=row["base_branch"],
+            is_fork=False,  # a local branch is by definition in this repository
+            labels=tuple(r["name"] for r in labels),
+            url=f"local://{self.repository_slug or 'repo'}/pull/{row['number']}",
+            draft=bool(row["draft"]),
+            merge_commit_sha=row["merge_commit_sha"],
+        )
+
+    # -- pull requests ---------------------------------------------------------
+
+    def open_pull(
+        self,
+        number: int,
+        branch: str,
+        *,
+        title: str | None = None,
+        labels: Sequence[str] = (),
+        base_branch: str | None = None,
+        draft: bool = False,
+    ) -> PullRequest:
+        """Record a PR for an existing local branch. `number` is explicit so it
+        can mirror the real PR number the changelog's pr-link will name."""
+        if number <= 0:
+            raise ForgeError(f"invalid PR number {number}", "PR numbers are positive integers")
+        base = base_branch or self.main_branch
+        head = self.repo.ref_sha(f"refs/heads/{branch}")
+        if head is None:
+            raise ForgeError(f"no local branch '{branch}'", "create it first: git branch NAME")
+        if branch == base:
+            raise ForgeError(
+                f"branch '{branch}' is the base branch", "open the PR from a topic branch"
+            )
+        if self.repo.ref_sha(f"refs/heads/{base}") is None:
+            raise ForgeError(f"no local base branch '{base}'", "pass the main branch name")
+        title = title or self.repo.commit_subject(head)
+        stamp = self._stamp()
+        with self._connect(write=True) as conn:
+            if conn.execute("SELECT 1 FROM pulls WHERE number = ?", (number,)).fetchone():
+                raise ForgeError(
+                    f"local pull request #{number} already exists", "pick another --number"
+                )
+            conn.execute(
+                "INSERT INTO pulls (number, title, state, head_branch, base_branch, draft,"
+                " created_at, updated_at) VALUES (?, ?, 'open', ?, ?, ?, ?, ?)",
+                (number, title, branch, base, int(draft), stamp, stamp),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO labels (number, name) VALUES (?, ?)",
+                [(number, label) for label in labels],
+            )
+            return self._to_pull(conn, self._pull_row(conn, number))
+
+    def close_pull(self, number: int) -> PullRequest:
+        with self._connect(write=True) as conn:
+            row = self._pull_row(conn, number)
+            if row["state"] == "merged":
+                raise MergeRefusedError(f"PR #{number} is already merged", "nothing to close")
+            conn.execute(
+                "UPDATE pulls SET state = 'closed', updated_at = ? WHERE number = ?",
+                (self._stamp(), number),
+            )
+            return self._to_pull(conn, self._pull_row(conn, number))
+
+    def get_pull(self, number: int) -> PullRequest:
+        with self._connect(write=False) as conn:
+            return self._to_pull(conn, self._pull_row(conn, number))
+
+    def list_pulls(self, state: PullState | Literal["all"] = "open") -> list[PullRequest]:
+        with self._connect(write=False) as conn:
+            if state == "all":
+                rows = conn.execute("SELECT * FROM pulls ORDER BY number").fetchall()
+            else:
+                rows = conn.execute(
+                    "SELECT * FROM pulls WHERE state = ? ORDER BY number", (state,)
+                ).fetchall()
+            return [self._to_pull(conn, row) for row in rows]
+
+    # -- labels and comments -----------------------------------------------------
+
+    def add_label(self, number: int, label: str) -> None:
+        with self._connect(write=True) as conn:
+            self._pull_row(conn, number)
+            conn.execute(
+                "INSERT OR IGNORE INTO labels (number, name) VALUES (?, ?)", (number, label)
+            )
+
+    def remove_label(self, number: int, label: str) -> None:
+        with self._connect(write=True) as conn:
+            self._pull_row(conn, number)
+            conn.execute("DELETE FROM labels WHERE number = ? AND name = ?", (number, label))
+
+    def post_comment(self, number: int, body: str) -> Comment:
+        stamp = self._stamp()
+        with self._connect(write=True) as conn:
+            self._pull_row(conn, number)
+            cur = conn.execute(
+                "INSERT INTO comments (number, author, body, created_at) VALUES (?, ?, ?, ?)",
+                (number, self.author, body, stamp),
+            )
+            return Comment(int(cur.lastrowid or 0), body, self.author, stamp, "OWNER")
+
+    def list_comments(self, number: int) -> list[Comment]:
+        with self._connect(write=False) as conn:
+            self._pull_row(conn, number)
+            rows = conn.execute(
+                "SELECT * FROM comments WHERE number = ? ORDER BY id", (number,)
+            ).fetchall()
+        # The local user owns the repository: the same standing GitHub gives OWNER.
+        return [Comment(r["id"], r["body"], r["author"], r["created_at"], "OWNER") for r in rows]
+
+    # -- checks --------------------------------------------------------------------
+
+    def record_check(
+        self,
+        sha: str,
+        name: str,
+        *,
+        status: Literal["queued", "in_progress", "completed"] = "completed",
+        conclusion: str | None = None,
+        details_url: str = "",
+    ) -> CheckRun:
+        """Append a check run for `sha` (a re-run appends; the newest wins)."""
+        if status == "completed" and conclusion not in CHECK_CONCLUSIONS:
+            raise ForgeError(
+                f"a completed check needs a conclusion, got {conclusion!r}",
+                f"use one of: {', '.join(sorted(CHECK_CONCLUSIONS))}",
+            )
+        if status != "completed" and conclusion is not None:
+            raise ForgeError(f"a {status} check has no conclusion yet", "drop the conclusion")
+        stamp = self._stamp()
+        with self._connect(write=True) as conn:
+            conn.execute(
+                "INSERT INTO checks (sha, name, status, conclusion, details_url, started_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (sha, name, status, conclusion, details_url, stamp),
+            )
+        return CheckRun(name, status, conclusion, sha, stamp, details_url)
+
+    def list_checks(self, sha: str, name: str | None = None) -> list[CheckRun]:
+        query = "SELECT * FROM checks WHERE sha = ?"
+        params: tuple[str, ...] = (sha,)
+        if name is not None:
+            query += " AND name = ?"
+            params += (name,)
+        with self._connect(write=False) as conn:
+            rows = conn.execute(query + " ORDER BY id", params).fetchall()
+        return [
+            CheckRun(
+                r["name"], r["status"], r["conclusion"], r["sha"], r["started_at"], r["details_url"]
+            )
+            for r in rows
+        ]
+
+    # -- branch updates and merge ------------------------------------------------
+
+    def update_branch(
+        self, number: int, new_sha: str, *, expected_old_sha: str | None = None
+    ) -> PullRequest:
+        """Move the PR branch to `new_sha`, compare-and-swap against
+        `expected_old_sha` (default: the head we read just now)."""
+        pr = self.get_pull(number)
+        if pr.state != "open":
+            raise MergeRefusedError(f"PR #{number} is {pr.state}", "only open PRs can be updated")
+        old = expected_old_sha if expected_old_sha is not None else pr.head_sha
+        ref = f"refs/heads/{pr.head_branch}"
+        if not self.repo.compare_and_swap_ref(ref, new_sha, old, f"gov: update PR #{number}"):
+            raise HeadMovedError(number, old, self.repo.ref_sha(ref) or "")
+        return self.get_pull(number)
+
+    def merge_pull(
+        self,
+        number: int,
+        expected_head_sha: str,
+        *,
+        method: Literal["squash"] = "squash",
+        title: str | None = None,
+        message: str | None = None,
+    ) -> MergeResult:
+        """Squash: one commit with the PR head's tree on top of the base tip.
+
+        Taking the head's tree verbatim is only right when the head already
+        contains the base tip (prepare-merge merges main in first); otherwise
+        the squash would silently revert whatever landed on main meanwhile,
+        so that case is refused rather than guessed at.
+        """
+        if method != "squash":
+            raise MergeRefusedError(f"merge method {method!r} is not supported", "use squash")
+        # The writer lock is held across the git steps so two forges cannot
+        # both merge the same PR; the base ref itself is guarded by CAS. The
+        # row is updated before the ref moves and committed after, so if the
+        # commit fails the ref is put back and git and the database agree.
+        moved: tuple[str, str, str] | None = None  # (ref, old, new) once main moved
+        try:
+            with self._connect(write=True) as conn:
+                pr = self._to_pull(conn, self._pull_row(conn, number))
+                base_ref, base_tip = self._check_mergeable(pr, expected_head_sha)
+                subject = title or f"{pr.title} (#{number})"
+                text = f"{subject}\n\n{message}" if message else subject
+                squash = self.repo.commit_tree(pr.head_sha, [base_tip], text)
+                conn.execute(
+                    "UPDATE pulls SET state = 'merged', merged_head_sha = ?, merge_commit_sha = ?,"
+                    " updated_at = ? WHERE number = ?",
+                    (pr.head_sha, squash, self._stamp(), number),
+                )
+                if not self.repo.compare_and_swap_ref(
+                    base_ref, squash, base_tip, f"gov: squash-merge PR #{number}"
+                ):
+                    raise MergeRefusedError(
+                        f"'{pr.base_branch}' moved while merging PR #{number}",
+                        "merge the new main into the PR branch and try again",
+                    )
+                moved = (base_ref, base_tip, squash)
+        except BaseException:
+            if moved is not None:
+                ref, old, new = moved
+                self.repo.compare_and_swap_ref(ref, old, new, f"gov: undo merge of PR #{number}")
+            raise
+        return MergeResult(number, True, squash, "Pull Request successfully merged")
+
+    def _check_mergeable(self, pr: PullRequest, expected_head_sha: str) -> tuple[str, str]:
+        """(base ref, base tip) when `pr` may be squash-merged, else a refusal."""
+        if pr.state != "open":
+            raise MergeRefusedError(
+                f"PR #{pr.number} is {pr.state}", "only open pull requests can be merged"
+            )
+        if pr.head_sha != expected_head_sha:
+            raise HeadMovedError(pr.number, expected_head_sha, pr.head_sha)
+        base_ref = f"refs/heads/{pr.base_branch}"
+        base_tip = self.repo.ref_sha(base_ref)
+        if base_tip is None:
+            raise MergeRefusedError(f"base branch '{pr.base_branch}' is gone", "recreate it")
+        if not self.repo.is_ancestor(base_tip, pr.head_sha):
+            raise MergeRefusedError(
+                f"PR #{pr.number} does not contain the tip of '{pr.base_branch}' ({base_tip[:12]})",
+                f"merge {pr.base_branch} into {pr.head_branch} first (prepare-merge does this)",
+            )
+        return base_ref, base_tip
+
+
+# -- services behind `gov pr ...` ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PullDetails:
+    pull: PullRequest
+    comments: tuple[Comment, ...]
+    checks: tuple[CheckRun, ...]
+
+
+def pr_open(
+    forge: LocalForge,
+    number: int,
+    branch: str,
+    *,
+    title: str | None = None,
+    labels: Sequence[str] = (),
+) -> PullRequest:
+    """`gov pr open --number N --branch B [--title T] [--label L ...]`."""
+    return forge.open_pull(number, branch, title=title, labels=labels)
+
+
+def pr_list(forge: LocalForge, state: PullState | Literal["all"] = "open") -> list[PullRequest]:
+    """`gov pr list [--state open|closed|merged|all]`."""
+    return forge.list_pulls(state)
+
+
+def pr_show(forge: LocalForge, number: int) -> PullDetails:
+    """`gov pr show N`: the PR, its comments, and the check runs on its head."""
+    pull = forge.get_pull(number)
+    checks = forge.list_checks(pull.head_sha) if pull.head_sha else []
+    return PullDetails(pull, tuple(forge.list_comments(number)), tuple(checks))
