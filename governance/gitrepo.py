@@ -155,14 +155,18 @@ class GitRepo:
     def read_staged(self, path: str) -> bytes | None:
         """Bytes of `path` in the index (stage 0), None when not staged."""
         try:
-            return self._repo.git.show(f":{path}", stdout_as_string=False)
+            return self._repo.git.show(
+                f":{path}", stdout_as_string=False, strip_newline_in_stdout=False
+            )
         except self._git_module.GitCommandError:
             return None
 
     def read_stage(self, path: str, stage: int) -> bytes | None:
         """Bytes of an unmerged index stage (1 base, 2 ours, 3 theirs)."""
         try:
-            return self._repo.git.show(f":{stage}:{path}", stdout_as_string=False)
+            return self._repo.git.show(
+                f":{stage}:{path}", stdout_as_string=False, strip_newline_in_stdout=False
+            )
         except self._git_module.GitCommandError:
             return None
 
@@ -229,3 +233,15 @@ class GitRepo:
         except self._git_module.GitCommandError:
             return False
         return True
+
+    # -- diffs (matrix engine) ---------------------------------------------
+
+    def diff_text(self, base: str, head: str, path: str) -> str:
+        """`git diff base head -- path` (two-dot, unified, git's defaults)
+        as text: the changelog processor reads its `+` lines (matrix spec 7.2).
+        Colour and external diff drivers are switched off so user config
+        cannot change the text."""
+        out = self._repo.git.diff(
+            "--no-color", "--no-ext-diff", base, head, "--", path, strip_newline_in_stdout=False
+        )
+        return out

@@ -63,7 +63,7 @@ def resolve_entry_keys(
                     )
                 )
                 continue
-            guesses = difflib.get_close_matches(pattern, known, n=3, cutoff=0.6)
+            guesses = suggest(pattern, known)
             hint = (
                 "did you mean " + " or ".join(f"`{g}`" for g in guesses) + "?"
                 if guesses
@@ -80,6 +80,17 @@ def resolve_entry_keys(
                 )
             )
     return list(resolved), problems
+
+
+def suggest(key: str, known: Sequence[str], limit: int = 3) -> list[str]:
+    """Did-you-mean candidates. Keys read model-precision-hardware-engine[-variant];
+    a renamed key usually keeps its first three parts (dsv4-fp8-mi300x-sglang
+    became dsv4-fp8-mi300x-vllm), so those siblings rank before mere look-alikes."""
+    stem = key.split("-")[:3]
+    siblings = [k for k in known if k.split("-")[:3] == stem]
+    siblings.sort(key=lambda k: -difflib.SequenceMatcher(None, key, k).ratio())
+    similar = difflib.get_close_matches(key, known, n=limit, cutoff=0.6)
+    return list(dict.fromkeys([*siblings, *similar]))[:limit]
 
 
 _TOP_LEVEL_KEY = re.compile(r"^([^\s#'\"-][^:#]*?|'[^']*'|\"[^\"]*\"):(?:\s|$)", re.MULTILINE)

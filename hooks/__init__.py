@@ -1,0 +1,1 @@
+"""Git hook entry points for gov (installed as the `hooks` package)."""
