@@ -92,7 +92,7 @@ def main_options(
     state.debug = debug
 
 
-def _open(overrides: dict[str, Any] | None = None):  # noqa: ANN202
+def _open(overrides: dict[str, Any] | None = None):
     """Open the repository and load its settings (flags override)."""
     from governance.gitrepo import GitRepo
     from governance.settings import load_settings
@@ -282,6 +282,16 @@ def schema(
         _err("  hint: run `gov schema --write` and commit the result")
         raise typer.Exit(EXIT_FINDINGS)
     sys.stdout.write(f"schemas in {directory} match the models\n")
+
+
+@app.command()
+@guarded
+def demo() -> None:
+    """Run the quickstart on a throwaway copy of the shipped example repository."""
+    from governance.demo import run_demo
+
+    ok = run_demo(lambda text: sys.stdout.write(text.rstrip("\n") + "\n"))
+    raise typer.Exit(EXIT_OK if ok else EXIT_FINDINGS)
 
 
 @app.command()

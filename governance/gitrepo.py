@@ -140,6 +140,8 @@ class GitRepo:
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """Bytes of `path` at `commit`; None when absent. Cached per (commit, path)."""
         key = (commit, path)
+        if len(commit) != 40:  # a ref name can move: only SHAs are safe cache keys
+            self._blob_cache.pop(key, None)
         if key not in self._blob_cache:
             try:
                 tree = self._repo.commit(commit).tree
@@ -245,3 +247,54 @@ class GitRepo:
             "--no-color", "--no-ext-diff", base, head, "--", path, strip_newline_in_stdout=False
         )
         return out
+
+    # -- working-tree operations (demo, merge tool) --------------------------
+
+    @classmethod
+    def init(cls, path: Path, *, main_branch: str = "main") -> GitRepo:
+        """Create a repository with a local identity and no commit signing."""
+        import git
+
+        repo = git.Repo.init(path, initial_branch=main_branch)
+        with repo.config_writer() as config:
+            config.set_value("user", "name", "gov")
+            config.set_value("user", "email", "gov@localhost")
+            config.set_value("commit", "gpgsign", "false")
+        return cls(path)
+
+    def head_sha(self) -> str:
+        return self._repo.head.commit.hexsha
+
+    def checkout(self, branch: str, *, create_from: str | None = None) -> None:
+        if create_from is not None:
+            self._repo.git.checkout("-q", "-b", branch, create_from)
+        else:
+            self._repo.git.checkout("-q", branch)
+
+    def commit_all(self, message: str) -> str:
+        self._repo.git.add("-A")
+        self._repo.git.commit("-q", "--no-verify", "-m", message)
+        return self.head_sha()
+
+    def merge(self, ref: str) -> list[str]:
+        """Merge `ref` into the current branch; returns unmerged paths (empty: merged)."""
+        try:
+            self._repo.git.merge("--no-ff", "--no-edit", "-q", ref)
+        except self._git_module.GitCommandError:
+            unmerged = self.unmerged_paths()
+            if not unmerged:
+                raise
+            return unmerged
+        return []
+
+    def unmerged_paths(self) -> list[str]:
+        out = self._repo.git.diff("--name-only", "--diff-filter=U")
+        return sorted(set(out.split()))
+
+    def stage(self, path: str) -> None:
+        self._repo.git.add("--", path)
+
+    def commit_merge(self) -> str:
+        """Conclude a merge whose conflicts were resolved and staged."""
+        self._repo.git.commit("-q", "--no-edit", "--no-verify")
+        return self.head_sha()

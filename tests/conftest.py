@@ -83,8 +83,12 @@ def make_repo(tmp_path: Path) -> Callable[..., Repo]:
 def example_repo(make_repo: Callable[..., Repo]) -> Repo:
     """A repository holding the shipped example state on `main`."""
     repo = make_repo("example")
-    for name in ("perf-changelog.yaml", "configs/amd-master.yaml",
-                 "configs/nvidia-master.yaml", "configs/runners.yaml"):
+    for name in (
+        "perf-changelog.yaml",
+        "configs/amd-master.yaml",
+        "configs/nvidia-master.yaml",
+        "configs/runners.yaml",
+    ):
         repo.write(name, (PROJECT / name).read_bytes())
     repo.commit("Example benchmark repository")
     return repo

@@ -17,11 +17,17 @@ APPEND = (
 )
 
 
-def run(cwd: Path, exe: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GOV_", "GITHUB_"))}
+def run(
+    cwd: Path, exe: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full_env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GOV_", "GITHUB_"))
+    }
     full_env.update(GIT_ENV)
     full_env.update(env or {})
-    return subprocess.run([exe, *args], cwd=cwd, env=full_env, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [exe, *args], cwd=cwd, env=full_env, capture_output=True, text=True, check=False
+    )
 
 
 @pytest.fixture
@@ -43,7 +49,9 @@ def test_clean_change_exits_0(pr_branch: Repo, gov_exe: str) -> None:
     assert "1 appended entry" in result.stdout and "PR mode, #2194" in result.stdout
 
 
-def test_placeholder_word_fails_with_location_excerpt_and_hint(pr_branch: Repo, gov_exe: str) -> None:
+def test_placeholder_word_fails_with_location_excerpt_and_hint(
+    pr_branch: Repo, gov_exe: str
+) -> None:
     append(pr_branch, "PLACEHOLDER")
     result = run(pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194")
     assert result.returncode == 1
@@ -59,37 +67,71 @@ def test_json_format(pr_branch: Repo, gov_exe: str) -> None:
     result = run(pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194", "--format", "json")
     assert result.returncode == 1
     data = json.loads(result.stdout)
-    assert set(data) == {"ok", "mode", "pr", "base", "head", "additions", "corrections", "config_keys", "violations"}
+    assert set(data) == {
+        "ok",
+        "mode",
+        "pr",
+        "base",
+        "head",
+        "additions",
+        "corrections",
+        "config_keys",
+        "violations",
+    }
     assert (data["ok"], data["mode"], data["pr"]) == (False, "pr", 2194)
     assert data["config_keys"] == ["dsv4-fp8-mi300x-vllm"]
     (violation,) = data["violations"]
     assert set(violation) == {"code", "rule", "message", "path", "line", "column", "hint"}
-    assert (violation["code"], violation["rule"], violation["line"]) == ("GOV401", "pr-link-not-expected", 31)
+    assert (violation["code"], violation["rule"], violation["line"]) == (
+        "GOV401",
+        "pr-link-not-expected",
+        31,
+    )
 
 
-def test_github_format_annotates_and_writes_step_summary(pr_branch: Repo, gov_exe: str, tmp_path: Path) -> None:
+def test_github_format_annotates_and_writes_step_summary(
+    pr_branch: Repo, gov_exe: str, tmp_path: Path
+) -> None:
     summary = tmp_path / "summary.md"
     changelog = pr_branch.path / "perf-changelog.yaml"
     # Twelve bad entries: more than the ten annotations GitHub displays.
     body = "".join(APPEND.format(link=f"TBD-{i}") for i in range(12))
     changelog.write_bytes(changelog.read_bytes() + body.encode())
-    result = run(pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194", "--format", "github",
-                 env={"GITHUB_STEP_SUMMARY": str(summary)})
+    result = run(
+        pr_branch.path,
+        gov_exe,
+        "check",
+        "--worktree",
+        "--pr",
+        "2194",
+        "--format",
+        "github",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
     assert result.returncode == 1
     errors = [line for line in result.stdout.splitlines() if line.startswith("::error ")]
     assert len(errors) == 10
-    assert errors[0].startswith("::error file=perf-changelog.yaml,line=31,col=12,title=GOV401 pr-link-not-expected::")
+    assert errors[0].startswith(
+        "::error file=perf-changelog.yaml,line=31,col=12,title=GOV401 pr-link-not-expected::"
+    )
     assert "::notice title=gov::" in result.stdout
     assert "❌ changelog check failed" in summary.read_text()
 
 
 def test_unknown_config_key_suggests_the_renamed_one(pr_branch: Repo, gov_exe: str) -> None:
     changelog = pr_branch.path / "perf-changelog.yaml"
-    changelog.write_bytes(changelog.read_bytes() + APPEND.replace("vllm", "sglang").format(link="XXX").encode())
+    changelog.write_bytes(
+        changelog.read_bytes() + APPEND.replace("vllm", "sglang").format(link="XXX").encode()
+    )
     result = run(pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194")
     assert result.returncode == 1
     assert "GOV501" in result.stdout and "did you mean `dsv4-fp8-mi300x-vllm`" in result.stdout
-    assert run(pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194", "--no-configs").returncode == 0
+    assert (
+        run(
+            pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194", "--no-configs"
+        ).returncode
+        == 0
+    )
 
 
 def test_staged_reads_the_index(pr_branch: Repo, gov_exe: str) -> None:
@@ -108,7 +150,9 @@ def test_staged_reads_the_index(pr_branch: Repo, gov_exe: str) -> None:
         (["check", "--pr", "abc"], "Invalid value"),
     ],
 )
-def test_usage_errors_exit_2(example_repo: Repo, gov_exe: str, args: list[str], message: str) -> None:
+def test_usage_errors_exit_2(
+    example_repo: Repo, gov_exe: str, args: list[str], message: str
+) -> None:
     result = run(example_repo.path, gov_exe, *args)
     assert result.returncode == 2
     assert message in result.stderr
@@ -122,15 +166,29 @@ def test_missing_changelog_is_a_usage_error(make_repo, gov_exe: str) -> None:
     assert result.returncode == 2 and "perf-changelog.yaml does not exist" in result.stderr
 
 
-def test_shallow_clone_without_merge_base_says_unshallow(example_repo: Repo, gov_exe: str, tmp_path: Path) -> None:
+def test_shallow_clone_without_merge_base_says_unshallow(
+    example_repo: Repo, gov_exe: str, tmp_path: Path
+) -> None:
     example_repo.commit("second", **{"x.txt": "1"})
     example_repo.git("checkout", "-q", "-b", "feature")
     example_repo.commit("third", **{"y.txt": "1"})
     example_repo.git("checkout", "-q", "main")
     example_repo.commit("main moves", **{"z.txt": "1"})
     clone = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--no-single-branch",
-                    f"file://{example_repo.path}", str(clone)], check=True, env={**os.environ, **GIT_ENV})
+    subprocess.run(
+        [
+            "git",
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            "--no-single-branch",
+            f"file://{example_repo.path}",
+            str(clone),
+        ],
+        check=True,
+        env={**os.environ, **GIT_ENV},
+    )
     subprocess.run(["git", "checkout", "-q", "feature"], cwd=clone, check=True)
     result = run(clone, gov_exe, "check")
     assert result.returncode == 2
@@ -139,7 +197,9 @@ def test_shallow_clone_without_merge_base_says_unshallow(example_repo: Repo, gov
 
 def test_internal_error_exit_3_without_traceback(example_repo: Repo, gov_exe: str) -> None:
     # An unreadable changelog path (a directory) is not anticipated anywhere.
-    result = run(example_repo.path, gov_exe, "check", "--worktree", env={"GOV_CHANGELOG": "configs"})
+    result = run(
+        example_repo.path, gov_exe, "check", "--worktree", env={"GOV_CHANGELOG": "configs"}
+    )
     assert result.returncode in (2, 3)
     assert "Traceback" not in result.stderr
 
@@ -149,16 +209,26 @@ def test_settings_come_from_pyproject_env_and_flags(pr_branch: Repo, gov_exe: st
     append(pr_branch, "https://github.com/acme/bench/pull/2194")
     assert run(pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194").returncode == 0
     env = {"GOV_REPOSITORY": "other/repo"}
-    assert run(pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194", env=env).returncode == 1
+    assert (
+        run(pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194", env=env).returncode == 1
+    )
     flag = ["--repository", "acme/bench"]
-    assert run(pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194", *flag, env=env).returncode == 0
+    assert (
+        run(
+            pr_branch.path, gov_exe, "check", "--worktree", "--pr", "2194", *flag, env=env
+        ).returncode
+        == 0
+    )
 
 
 def test_unknown_setting_is_named_with_a_suggestion(example_repo: Repo, gov_exe: str) -> None:
     (example_repo.path / ".gov.toml").write_text('chagelog = "x.yaml"\n')
     result = run(example_repo.path, gov_exe, "check")
     assert result.returncode == 2
-    assert "unknown setting `chagelog`" in result.stderr and "did you mean `changelog`" in result.stderr
+    assert (
+        "unknown setting `chagelog`" in result.stderr
+        and "did you mean `changelog`" in result.stderr
+    )
 
 
 def test_check_writes_nothing(pr_branch: Repo, gov_exe: str) -> None:

@@ -46,22 +46,33 @@ def test_manifest_files_pattern(path: str, runs: bool) -> None:
 def test_manifest_entry_is_an_installed_script() -> None:
     hook = manifest()
     assert hook["id"] == "gov-check" and hook["pass_filenames"] is False
-    assert f'{hook["entry"]} = ' in (PROJECT / "pyproject.toml").read_text()
+    assert f"{hook['entry']} = " in (PROJECT / "pyproject.toml").read_text()
 
 
-def test_hook_ignores_leaked_git_variables(example_repo: Repo, hook_exe: str, tmp_path: Path) -> None:
+def test_hook_ignores_leaked_git_variables(
+    example_repo: Repo, hook_exe: str, tmp_path: Path
+) -> None:
     example_repo.git("checkout", "-q", "-b", "feature")
     changelog = example_repo.path / "perf-changelog.yaml"
-    changelog.write_bytes(changelog.read_bytes() + b"\n- config-keys:\n    - nope\n"
-                          b'  description:\n    - "x"\n  pr-link: PLACEHOLDER\n')
+    changelog.write_bytes(
+        changelog.read_bytes() + b"\n- config-keys:\n    - nope\n"
+        b'  description:\n    - "x"\n  pr-link: PLACEHOLDER\n'
+    )
     decoy = tmp_path / "decoy"
     decoy.mkdir()
     subprocess.run(["git", "init", "-q", str(decoy)], check=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_ENV)
     # What git exports when it runs a hook from another repository's context.
-    env.update({"GIT_DIR": str(decoy / ".git"), "GIT_INDEX_FILE": str(decoy / ".git/index"),
-                "GIT_WORK_TREE": str(decoy)})
-    result = subprocess.run([hook_exe], cwd=example_repo.path, env=env, capture_output=True, text=True)
+    env.update(
+        {
+            "GIT_DIR": str(decoy / ".git"),
+            "GIT_INDEX_FILE": str(decoy / ".git/index"),
+            "GIT_WORK_TREE": str(decoy),
+        }
+    )
+    result = subprocess.run(
+        [hook_exe], cwd=example_repo.path, env=env, capture_output=True, text=True
+    )
     assert result.returncode == 1, result.stderr
     assert "GOV401" in result.stdout and "GOV501" in result.stdout

@@ -25,25 +25,52 @@ def entry(body: str) -> bytes:
         pytest.param(GOOD[:-1], "GOV101", 5, 66, id="truncated-no-final-newline"),
         pytest.param(b"", "GOV101", 1, 1, id="empty-file"),
         pytest.param(GOOD.replace(b"\n", b"\r\n"), "GOV102", 1, 15, id="crlf"),
-        pytest.param(GOOD.replace(b'"Bring up"', b'"Bring\tup"'), "GOV103", 4, 13, id="tab-in-string"),
+        pytest.param(
+            GOOD.replace(b'"Bring up"', b'"Bring\tup"'), "GOV103", 4, 13, id="tab-in-string"
+        ),
         pytest.param(GOOD.replace(b"Bring", b"Br\0ng"), "GOV104", 4, 10, id="nul"),
         pytest.param(GOOD.replace(b"Bring", b"Br\xffng"), "GOV105", 4, 10, id="not-utf8"),
-        pytest.param(GOOD.replace(b'"Bring up"', b'"Bring up'), "GOV106", 6, 1, id="unclosed-quote"),
+        pytest.param(
+            GOOD.replace(b'"Bring up"', b'"Bring up'), "GOV106", 6, 1, id="unclosed-quote"
+        ),
         pytest.param(GOOD + b"  pr-link: XXX\n", "GOV107", 6, 3, id="duplicate-key"),
         pytest.param(b"config-keys: [a]\n", "GOV108", 1, 1, id="root-is-mapping"),
         pytest.param(b"# nothing\n", "GOV108", 1, 1, id="empty-document"),
         pytest.param(GOOD + b"- just a scalar\n", "GOV109", 6, 1, id="scalar-item"),
-        pytest.param(entry("  description: [x]\n  pr_link: XXX\n  pr-link: XXX\n"), "GOV202", 4, 3, id="both-spellings"),
-        pytest.param(entry("  description: [x]\n  pr-link: XXX\n  config-key: [b]\n"), "GOV202", 5, 3, id="misspelled-field"),
+        pytest.param(
+            entry("  description: [x]\n  pr_link: XXX\n  pr-link: XXX\n"),
+            "GOV202",
+            4,
+            3,
+            id="both-spellings",
+        ),
+        pytest.param(
+            entry("  description: [x]\n  pr-link: XXX\n  config-key: [b]\n"),
+            "GOV202",
+            5,
+            3,
+            id="misspelled-field",
+        ),
         pytest.param(entry("  description: [x]\n"), "GOV203", 1, 1, id="missing-pr-link"),
         pytest.param(entry("  description: []\n  pr-link: XXX\n"), "GOV205", 3, 3, id="empty-list"),
-        pytest.param(entry("  description: [yes]\n  pr-link: XXX\n"), "GOV204", 3, 17, id="yaml11-bool-item"),
+        pytest.param(
+            entry("  description: [yes]\n  pr-link: XXX\n"), "GOV204", 3, 17, id="yaml11-bool-item"
+        ),
         pytest.param(entry("  description: [x]\n  pr-link:\n"), "GOV204", 4, 3, id="null-link"),
         pytest.param(
             entry("  description: [x]\n  pr-link: XXX\n  append-only: true\n  evals-only: true\n"),
-            "GOV206", 1, 1, id="append-only-with-evals",
+            "GOV206",
+            1,
+            1,
+            id="append-only-with-evals",
         ),
-        pytest.param(entry("  description: !!python/object:os.system [x]\n  pr-link: XXX\n"), "GOV113", 3, 16, id="python-tag"),
+        pytest.param(
+            entry("  description: !!python/object:os.system [x]\n  pr-link: XXX\n"),
+            "GOV113",
+            3,
+            16,
+            id="python-tag",
+        ),
     ],
 )
 def test_bad_input_is_located(data: bytes, code: str, line: int, column: int) -> None:

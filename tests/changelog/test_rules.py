@@ -53,7 +53,11 @@ def codes(base: bytes | None, head: bytes, mode: CheckMode = CheckMode.pr_mode(7
             CheckMode.pr_mode(7),
             ["GOV302"],
         ),
-        (BASE.replace(b"\n\n", b"\n\n\n") + b"\n" + entry().encode(), CheckMode.pr_mode(7), ["GOV304"]),
+        (
+            BASE.replace(b"\n\n", b"\n\n\n") + b"\n" + entry().encode(),
+            CheckMode.pr_mode(7),
+            ["GOV304"],
+        ),
         (BASE + entry().encode(), CheckMode.pr_mode(7), ["GOV305"]),
         (BASE + b"\n\n" + entry().encode(), CheckMode.pr_mode(7), ["GOV305"]),
         (BASE + b"\n" + entry().encode() + entry("c").encode(), CheckMode.pr_mode(7), ["GOV306"]),
@@ -68,16 +72,26 @@ def codes(base: bytes | None, head: bytes, mode: CheckMode = CheckMode.pr_mode(7
             ["GOV303"],
         ),
         (
-            BASE.replace(b"  pr-link: " + LINK.encode() + b"2", b"  pr-link:\n    " + LINK.encode() + b"20"),
+            BASE.replace(
+                b"  pr-link: " + LINK.encode() + b"2", b"  pr-link:\n    " + LINK.encode() + b"20"
+            ),
             CheckMode.pr_mode(7),
             ["GOV308"],
         ),
         # G9: whitespace the reference lets through
         (BASE + b"\n" + entry(link="XXX  ").encode(), CheckMode.pr_mode(7), ["GOV312"]),
-        (BASE + b"\n" + entry(extra="   \n  evals-only: true\n").encode(), CheckMode.pr_mode(7), ["GOV313"]),
+        (
+            BASE + b"\n" + entry(extra="   \n  evals-only: true\n").encode(),
+            CheckMode.pr_mode(7),
+            ["GOV313"],
+        ),
         (BASE + b"\n" + entry().encode() + b"   \n", CheckMode.pr_mode(7), ["GOV314"]),
         # spelling
-        (BASE + b"\n" + entry().replace("pr-link", "pr_link").encode(), CheckMode.pr_mode(7), ["GOV207"]),
+        (
+            BASE + b"\n" + entry().replace("pr-link", "pr_link").encode(),
+            CheckMode.pr_mode(7),
+            ["GOV207"],
+        ),
     ],
 )
 def test_rules(head: bytes, mode: CheckMode, expected: list[str]) -> None:
@@ -131,11 +145,18 @@ def test_config_keys_resolve_with_wildcards_and_suggestions() -> None:
     known = KnownKeys(["dsv4-fp8-mi300x-vllm", "dsv4-fp8-mi300x-vllm-mtp", "a", "b"], "configs")
     head = BASE + b"\n" + entry("dsv4-fp8-mi300x-*").encode()
     verdict = check(BASE, head, POLICY, CheckMode.pr_mode(7), known_keys=known)
-    assert verdict.ok and verdict.config_keys == ["dsv4-fp8-mi300x-vllm", "dsv4-fp8-mi300x-vllm-mtp"]
+    assert verdict.ok and verdict.config_keys == [
+        "dsv4-fp8-mi300x-vllm",
+        "dsv4-fp8-mi300x-vllm-mtp",
+    ]
 
     head = BASE + b"\n" + entry("dsv4-fp8-mi300x-sglang").encode()
     (v,) = check(BASE, head, POLICY, CheckMode.pr_mode(7), known_keys=known).violations
-    assert v.code == "GOV501" and "`dsv4-fp8-mi300x-vllm`" in v.hint and (v.line, v.column) == (14, 7)
+    assert (
+        v.code == "GOV501" and "`dsv4-fp8-mi300x-vllm`" in v.hint and (v.line, v.column) == (14, 7)
+    )
 
     head = BASE + b"\n" + entry("qwen*").encode()
-    assert [v.code for v in check(BASE, head, POLICY, CheckMode.pr_mode(7), known_keys=known).violations] == ["GOV502"]
+    assert [
+        v.code for v in check(BASE, head, POLICY, CheckMode.pr_mode(7), known_keys=known).violations
+    ] == ["GOV502"]

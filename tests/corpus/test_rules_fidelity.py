@@ -61,7 +61,9 @@ def test_audit_matches_main_history(corpus_clone: Path, goldens: Path) -> None:
 
 
 @pytest.mark.parametrize("trust_base", [False, True], ids=["full", "append-fast-path"])
-def test_pr_time_check_matches_pr_branches(corpus_clone: Path, goldens: Path, trust_base: bool) -> None:
+def test_pr_time_check_matches_pr_branches(
+    corpus_clone: Path, goldens: Path, trust_base: bool
+) -> None:
     repo = GitRepo(corpus_clone)
     policy = LinkPolicy()
     table: Counter[str] = Counter()
@@ -78,4 +80,6 @@ def test_pr_time_check_matches_pr_branches(corpus_clone: Path, goldens: Path, tr
             verdict = check(base, head, policy, CheckMode.pr_mode(number), trust_base=trust_base)
             table[f"{label}: " + classify(reference["ok"], verdict)] += 1
     assert table["synthetic N: agree: reject"] >= 370  # the links name the real PRs (G14)
-    assert_bar(table, f"gov check --pr N vs pr-branches.jsonl ({'fast path' if trust_base else 'full'})")
+    assert_bar(
+        table, f"gov check --pr N vs pr-branches.jsonl ({'fast path' if trust_base else 'full'})"
+    )

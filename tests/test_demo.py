@@ -1,0 +1,25 @@
+"""The quickstart's main job runs end to end and leaves nothing behind."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def test_demo_end_to_end(gov_exe: str, tmp_path: Path) -> None:
+    before = set(Path(tempfile.gettempdir()).glob("gov-demo-*"))
+    result = subprocess.run(
+        [gov_exe, "demo"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    # The placeholder word is rejected at its line, with the fix.
+    assert (
+        "perf-changelog.yaml:32:12: GOV401" in out and "hint: write exactly `pr-link: XXX`" in out
+    )
+    # The conflict is resolved and the link canonicalized before the squash-merge.
+    assert "conflicts in perf-changelog.yaml" in out
+    assert "pr-link XXX -> https://github.com/SemiAnalysisAI/InferenceX/pull/2194" in out
+    assert out.rstrip().endswith("pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/2194")
+    assert set(Path(tempfile.gettempdir()).glob("gov-demo-*")) == before
