@@ -38,12 +38,10 @@ def _entry_schema() -> dict:
 
 
 def _extra_schemas() -> dict[str, Callable[[], dict]]:
-    """Schemas contributed by the matrix engine, when it is present."""
-    try:
-        from governance.matrix import schemas as matrix_schemas  # type: ignore[attr-defined]
-    except ImportError:
-        return {}
-    return dict(getattr(matrix_schemas, "SCHEMAS", {}))
+    """Schemas of the matrix engine: master configs, runners, the plan document."""
+    from governance.matrix.model import json_schemas
+
+    return {name: (lambda schema=schema: schema) for name, schema in json_schemas().items()}
 
 
 def generators() -> dict[str, Callable[[], dict]]:

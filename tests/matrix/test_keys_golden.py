@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from governance.matrix.catalog import Catalog
+from governance import yamlsafe
+from governance.matrix.catalog import MASTER_FILES, Catalog, SourceFile
 from governance.matrix.expand import EvalMode, generate
 
-from .corpus import GOLDENS
+from .corpus import GOLDENS, git_show
 
 KEY_FILES = sorted((GOLDENS / "keys").glob("*.json")) if (GOLDENS / "keys").is_dir() else []
 
@@ -46,3 +47,15 @@ def test_key_rows_equal_golden(path: Path, main_catalog: Catalog) -> None:
         rows = generate(main_catalog, [golden["key"]], EvalMode(mode_name))
         # json text equality: also pins the key order inside each row
         assert json.dumps(rows) == json.dumps(expected), f"{golden['key']} / {mode_name}"
+
+
+@pytest.mark.corpus
+def test_block_split_parse_equals_whole_file_parse(corpus_repo: Path) -> None:
+    """The per-key byte-span split must give exactly the whole-file data."""
+    for path in MASTER_FILES:
+        data = git_show(corpus_repo, "main", path)
+        assert data is not None
+        catalog = Catalog([SourceFile(path, data)])
+        whole = yamlsafe.load(data.decode("utf-8"))
+        assert catalog.keys == list(whole)
+        assert {key: catalog.raw(key) for key in catalog.keys} == whole

@@ -1,0 +1,509 @@
+"""One generator invocation: config keys -> sweep rows (spec sections 3-6).
+
+`generate()` is the `test-config` command: resolve key patterns, build rows
+from the validated raw YAML (which keeps the user's key order, e.g. inside
+workers), then apply the eval mode. Eval selection groups rows across *all*
+keys of one invocation, so callers that batch keys get the reference's
+grouping (7.6).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+from fractions import Fraction
+from typing import Any
+
+from governance.matrix.catalog import Catalog, RunnerData
+from governance.matrix.errors import MatrixError, violation
+from governance.matrix.model import SCENARIO_KINDS
+
+FIXED = "fixed-seq-len"
+AGENTIC = "agentic-coding"
+MIN_EVAL_CONC = 16
+AGENTIC_DURATION = 3600
+DRAM_CAP_MIB = 2_861_022  # 3 TB (decimal) expressed in MiB
+SEQ_LEN_NAMES = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
+# keys that do not change what is being measured (6.1 "parallelism identity")
+EVAL_KEYS = ("conc", "run-eval", "eval-only", "eval-conc", "eval-all-concs", "exp-name")
+
+
+class EvalMode(StrEnum):
+    DEFAULT = "default"
+    NO_EVALS = "no-evals"
+    EVALS_ONLY = "evals-only"
+    ALL_EVALS = "all-evals"
+
+
+def eval_mode_from_flags(no_evals: bool, evals_only: bool, all_evals: bool) -> EvalMode:
+    """The generator's flag rules (5.1, 5.2); ValueError on a bad combination."""
+    if no_evals and evals_only:
+        raise ValueError("argument --evals-only: not allowed with argument --no-evals")
+    if no_evals and all_evals:
+        raise ValueError("--all-evals cannot be combined with --no-evals")
+    if all_evals:
+        return EvalMode.ALL_EVALS
+    if evals_only:
+        return EvalMode.EVALS_ONLY
+    return EvalMode.NO_EVALS if no_evals else EvalMode.DEFAULT
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Optional generator filters (5.3). None means "no filter"."""
+
+    scenario_types: tuple[str, ...] | None = None
+    seq_lens: tuple[str, ...] | None = None
+    conc: tuple[int, ...] | None = None
+    runner_node_filter: str | None = None
+
+
+def seq_len_name(isl: int, osl: int) -> str:
+    return SEQ_LEN_NAMES.get((isl, osl), f"{isl}_{osl}")
+
+
+def conc_range(start: int, end: int) -> list[int]:
+    """Doubling steps from start, always ending exactly at end (3.3)."""
+    values = [start]
+    current = start
+    while current != end:
+        current = min(current * 2, end)
+        values.append(current)
+    return values
+
+
+def identity(row: dict[str, Any], ignore: Iterable[str] = EVAL_KEYS) -> str:
+    """Structural identity of a row without the given keys (hashable)."""
+    skip = set(ignore)
+    return json.dumps({k: v for k, v in row.items() if k not in skip}, sort_keys=True)
+
+
+def generate(
+    catalog: Catalog,
+    patterns: Sequence[str],
+    mode: EvalMode = EvalMode.DEFAULT,
+    filters: Filters = Filters(),
+    *,
+    validate_all: bool = True,
+) -> list[dict[str, Any]]:
+    """Rows for `patterns` (globs or exact keys) in the given eval mode.
+
+    `validate_all=True` reproduces the reference: any invalid entry anywhere
+    fails the invocation. False validates only the requested keys (cheaper;
+    unrelated faults do not block).
+    """
+    # the reference loads (and validates) the masters before resolving keys
+    if validate_all:
+        catalog.require_valid()
+    elif problems := catalog.file_violations():
+        raise MatrixError(problems)
+    keys = catalog.resolve_globs(patterns)
+    if not validate_all:
+        catalog.require_valid(keys)
+    rows = build_rows(catalog, keys, filters)
+    return apply_eval_mode(rows, mode)
+
+
+def apply_eval_mode(rows: list[dict[str, Any]], mode: EvalMode) -> list[dict[str, Any]]:
+    """5.2: mark / expand / keep eval rows. Mutates and returns rows."""
+    if mode is EvalMode.NO_EVALS:
+        return rows
+    if mode is EvalMode.DEFAULT:
+        mark_evals(rows, include_agentic=False)
+        return rows
+    mark_evals(rows, include_agentic=True)
+    if mode is EvalMode.ALL_EVALS:
+        rows = expand_all_evals(rows)
+    selected = [row for row in rows if row.get("run-eval")]
+    for row in selected:
+        row["eval-only"] = True
+    return selected
+
+
+# -- row building (section 4) ---------------------------------------------------
+
+
+def build_rows(catalog: Catalog, keys: Sequence[str], filters: Filters) -> list[dict[str, Any]]:
+    runner = catalog.runner  # loaded and validated on every invocation (1.2)
+    kinds = filters.scenario_types or SCENARIO_KINDS
+    rows: list[dict[str, Any]] = []
+    for key in keys:
+        config = catalog.entry(key)
+        multinode = bool(config.get("multinode"))
+        runners = _runner_values(config["runner"], runner, filters.runner_node_filter)
+        if not runners:
+            continue
+        scenarios = config["scenarios"]
+        if FIXED in kinds:
+            for block in scenarios.get(FIXED) or ():
+                name = seq_len_name(block["isl"], block["osl"])
+                if filters.seq_lens is not None and name not in filters.seq_lens:
+                    continue
+                for entry in block["search-space"]:
+                    concs = _keep(_fixed_concs(entry), filters.conc)
+                    if multinode:
+                        if concs:
+                            rows.extend(
+                                _multinode_fixed_row(config, block, entry, concs, name)
+                                for name in runners
+                            )
+                    else:
+                        rows.extend(
+                            _single_node_fixed_row(config, block, entry, conc, name)
+                            for conc in concs
+                            for name in runners
+                        )
+        if AGENTIC in kinds:
+            for block_index, block in enumerate(scenarios.get(AGENTIC) or ()):
+                for entry_index, entry in enumerate(block["search-space"]):
+                    where = (AGENTIC, block_index, "search-space", entry_index)
+                    budget = _dram_budget(catalog, key, config, block, entry, runner, where)
+                    concs = _keep(_agentic_concs(entry), filters.conc)
+                    if multinode:
+                        rows.extend(
+                            _multinode_agentic_row(config, entry, [conc], budget, name)
+                            for name in runners
+                            for conc in concs
+                        )
+                    else:
+                        rows.extend(
+                            _single_node_agentic_row(config, entry, conc, budget, name)
+                            for conc in concs
+                            for name in runners
+                        )
+    return rows
+
+
+def _runner_values(label: str, runner: RunnerData, node_filter: str | None) -> list[str]:
+    if node_filter is None:
+        return [label]
+    candidates = ([label] if node_filter in label else []) + list(runner.labels.get(label, ()))
+    chosen: list[str] = []
+    for name in candidates:
+        if node_filter in name and name not in chosen:
+            chosen.append(name)
+    return chosen
+
+
+def _keep(values: list[int], allowed: tuple[int, ...] | None) -> list[int]:
+    return values if allowed is None else [v for v in values if v in allowed]
+
+
+def _fixed_concs(entry: dict[str, Any]) -> list[int]:
+    # fixed-seq-len: a present `conc-list` wins even when empty (3.3 quirk)
+    if entry.get("conc-list") is not None:
+        return list(entry["conc-list"])
+    return conc_range(entry["conc-start"], entry["conc-end"])
+
+
+def _agentic_concs(entry: dict[str, Any]) -> list[int]:
+    if entry.get("conc-list"):
+        return list(entry["conc-list"])
+    return conc_range(entry["conc-start"], entry["conc-end"])
+
+
+def _scoped(entry: dict[str, Any], config: dict[str, Any], field: str) -> Any:
+    """2.6: a key present in the entry wins even when null."""
+    return entry[field] if field in entry else config.get(field)
+
+
+def _worker(raw: dict[str, Any]) -> dict[str, Any]:
+    """3.4: the worker as written, then pp/dcp-size/pcp-size defaults."""
+    worker = dict(raw)
+    for name in ("pp", "dcp-size", "pcp-size"):
+        worker.setdefault(name, 1)
+    return worker
+
+
+def _head(config: dict[str, Any], runner: str) -> dict[str, Any]:
+    return {
+        "image": config["image"],
+        "model": config["model"],
+        "model-prefix": config["model-prefix"],
+        "precision": config["precision"],
+        "framework": config["framework"],
+        "runner": runner,
+    }
+
+
+def _add_components(row: dict[str, Any], entry: dict[str, Any], config: dict[str, Any],
+                    fields: Sequence[str]) -> None:
+    for field in fields:
+        value = _scoped(entry, config, field)
+        if value is not None:
+            row[field] = value
+
+
+def _single_node_fixed_row(config: dict[str, Any], block: dict[str, Any],
+                           entry: dict[str, Any], conc: int, runner: str) -> dict[str, Any]:
+    isl, osl = block["isl"], block["osl"]
+    row = _head(config, runner)
+    row.update({
+        "isl": isl,
+        "osl": osl,
+        "tp": entry["tp"],
+        "pp": entry.get("pp", 1),
+        "dcp-size": entry.get("dcp-size", 1),
+        "pcp-size": entry.get("pcp-size", 1),
+        "conc": conc,
+        "max-model-len": isl + osl + 256,
+        "ep": entry.get("ep", 1),
+        "dp-attn": entry.get("dp-attn", False),
+        "spec-decoding": entry.get("spec-decoding", "none"),
+        "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
+        "disagg": config.get("disagg", False),
+        "run-eval": False,
+    })
+    _add_components(row, entry, config, ("router",))
+    return row
+
+
+def _multinode_fixed_row(config: dict[str, Any], block: dict[str, Any], entry: dict[str, Any],
+                         concs: list[int], runner: str) -> dict[str, Any]:
+    isl, osl = block["isl"], block["osl"]
+    row = _head(config, runner)
+    row.update({
+        "isl": isl,
+        "osl": osl,
+        "spec-decoding": entry.get("spec-decoding", "none"),
+        "prefill": _worker(entry["prefill"]),
+        "decode": _worker(entry["decode"]),
+        "conc": list(concs),
+        "max-model-len": isl + osl + 256,
+        "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
+        "disagg": config.get("disagg", False),
+        "run-eval": False,
+    })
+    _add_components(row, entry, config, ("router", "kv-p2p-transfer"))
+    return row
+
+
+def _offload_tag(entry: dict[str, Any], offloading: str) -> str:
+    if offloading == "none":
+        return "kvnone"
+    return f"kv{offloading}-{entry['kv-offload-backend']['name']}"
+
+
+def _single_node_agentic_row(config: dict[str, Any], entry: dict[str, Any], conc: int,
+                             budget: int, runner: str) -> dict[str, Any]:
+    spec = entry.get("spec-decoding", "none")
+    offloading = entry["kv-offloading"]
+    name = f"{config['model-prefix']}_tp{entry['tp']}_conc{conc}_{_offload_tag(entry, offloading)}"
+    if spec != "none":
+        name += f"_spec-{spec}"
+    row = _head(config, runner)
+    row.update({
+        "tp": entry["tp"],
+        "pp": entry.get("pp", 1),
+        "dcp-size": entry.get("dcp-size", 1),
+        "pcp-size": entry.get("pcp-size", 1),
+        "ep": entry.get("ep", 1),
+        "dp-attn": entry.get("dp-attn", False),
+        "spec-decoding": spec,
+        "conc": conc,
+        "kv-offloading": offloading,
+        "total-cpu-dram-gb": budget,
+        "duration": AGENTIC_DURATION,
+        "exp-name": name,
+        "scenario-type": AGENTIC,
+    })
+    if entry.get("kv-offload-backend") is not None:
+        row["kv-offload-backend"] = dict(entry["kv-offload-backend"])
+    _add_components(row, entry, config, ("router",))
+    return row
+
+
+def _worker_tag(letter: str, worker: dict[str, Any]) -> str:
+    tag = f"{letter}{worker['num-worker']}x{worker['tp']}"
+    if worker.get("ep", 1) != 1:
+        tag += f"ep{worker['ep']}"
+    if worker.get("dp-attn"):
+        tag += "dpa"
+    return tag
+
+
+def _multinode_agentic_row(config: dict[str, Any], entry: dict[str, Any], concs: list[int],
+                           budget: int, runner: str) -> dict[str, Any]:
+    offloading = entry.get("kv-offloading") or "none"
+    prefill, decode = entry["prefill"], entry["decode"]
+    name = (
+        f"{config['model-prefix']}_{_worker_tag('p', prefill)}_{_worker_tag('d', decode)}"
+        f"_conc{'x'.join(str(c) for c in concs)}"
+    )
+    if offloading != "none":
+        name += "_" + _offload_tag(entry, offloading)
+    row = _head(config, runner)
+    row.update({
+        "spec-decoding": entry.get("spec-decoding", "none"),
+        "prefill": _worker(prefill),
+        "decode": _worker(decode),
+        "conc": list(concs),
+        "kv-offloading": offloading,
+        "total-cpu-dram-gb": budget,
+        "duration": AGENTIC_DURATION,
+        "exp-name": name,
+        "disagg": config.get("disagg", False),
+        "scenario-type": AGENTIC,
+    })
+    if entry.get("kv-offload-backend") is not None:
+        row["kv-offload-backend"] = dict(entry["kv-offload-backend"])
+    _add_components(row, entry, config, ("router", "kv-p2p-transfer"))
+    return row
+
+
+# -- DRAM budget (3.6) -----------------------------------------------------------
+
+
+def _dram_budget(catalog: Catalog, key: str, config: dict[str, Any], block: dict[str, Any],
+                 entry: dict[str, Any], runner: RunnerData, where: tuple[Any, ...]) -> int:
+    if entry.get("kv-offloading") != "dram":
+        return 0
+    label = config["runner"]
+    hardware = runner.hardware.get(label)
+
+    def fail(message: str, *loc: Any) -> MatrixError:
+        path, line, column = catalog.field_location(key, *loc)
+        return MatrixError([violation("GOV522", message, path, line, column)])
+
+    if hardware is None:
+        available = ", ".join(sorted(runner.hardware))
+        raise fail(
+            f"Runner '{label}' requires 'available-cpu-dram-mib' in runner hardware metadata. "
+            f"Available hardware keys: {available}",
+            "runner",
+        )
+    gpus = hardware.gpus_per_node
+    if "prefill" in entry and "tp" not in entry:
+        worker = entry["prefill"]
+        size = worker["tp"] * worker.get("pp", 1) * worker.get("pcp-size", 1)
+        if size > gpus:
+            if size % gpus:
+                raise fail(
+                    f"worker tp*pp*pcp-size={size} spans multiple nodes but is not a multiple "
+                    f"of gpus-per-node={gpus}",
+                    "scenarios", *where,
+                )
+            count = gpus
+        else:
+            if gpus % size:
+                raise fail(
+                    f"worker tp*pp*pcp-size={size} does not divide gpus-per-node={gpus} evenly",
+                    "scenarios", *where,
+                )
+            count = size
+    else:
+        tp, pp, pcp = entry["tp"], entry.get("pp", 1), entry.get("pcp-size", 1)
+        count = tp * pp * pcp
+        if count > gpus:
+            raise fail(
+                f"tp={tp} with pp={pp} and pcp-size={pcp} requires {count} GPUs and exceeds "
+                f"gpus-per-node={gpus} for runner '{label}'",
+                "scenarios", *where,
+            )
+    available_mib = min(hardware.available_cpu_dram_mib, DRAM_CAP_MIB)
+    # exact decimal of the float's shortest text (0.8 is 8/10, not binary 0.8)
+    utilization = Fraction(Decimal(repr(float(block["dram-utilization"]))))
+    budget = Fraction(available_mib) * 1_048_576 * utilization * count / gpus / 10**9
+    return int(budget)  # all factors positive: int() truncates like floor
+
+
+# -- eval selection (section 6) ---------------------------------------------------
+
+
+def _is_agentic(row: dict[str, Any]) -> bool:
+    return row.get("scenario-type") == AGENTIC
+
+
+def _is_8k1k(row: dict[str, Any]) -> bool:
+    return row.get("isl") == 8192 and row.get("osl") == 1024
+
+
+def mark_evals(rows: list[dict[str, Any]], *, include_agentic: bool) -> None:
+    """6.1/6.2: set `run-eval` on every row; flag the chosen ones."""
+    for row in rows:
+        row["run-eval"] = False
+    single: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    multi: list[dict[str, Any]] = []
+    agentic_single: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        if _is_agentic(row):
+            if not include_agentic:
+                continue
+            if "prefill" in row:
+                multi.append(row)
+            else:
+                group = (row["model"], row["runner"], row["framework"], row["precision"])
+                best = agentic_single.get(group)
+                if best is None or row["conc"] > best["conc"]:
+                    agentic_single[group] = row
+        elif _is_8k1k(row):
+            if "prefill" in row:
+                multi.append(row)
+            elif row["conc"] >= MIN_EVAL_CONC:
+                group = (
+                    row["model"], row["runner"], row["framework"], row["precision"],
+                    row["isl"], row["osl"], row["spec-decoding"], row["dp-attn"],
+                )
+                single.setdefault(group, []).append(row)
+    for members in single.values():
+        values = sorted({row["conc"] for row in members})
+        targets = {values[-1], values[len(values) // 2]}
+        for row in members:
+            if row["conc"] in targets:
+                row["run-eval"] = True
+    for row in agentic_single.values():
+        row["run-eval"] = True
+    _mark_multinode(multi)
+
+
+def _mark_multinode(rows: list[dict[str, Any]]) -> None:
+    """Per parallelism identity, the row holding the highest conc >= 16."""
+    best: dict[str, tuple[int, dict[str, Any]]] = {}
+    for row in rows:
+        eligible = [c for c in row["conc"] if c >= MIN_EVAL_CONC]
+        if not eligible:
+            continue
+        top = max(eligible)
+        ident = identity(row)
+        if ident not in best or top > best[ident][0]:
+            best[ident] = (top, row)
+    for top, row in best.values():
+        row["run-eval"] = True
+        row["eval-conc"] = top
+
+
+def expand_all_evals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """6.3: every eligible point becomes an eval; multi-node rows of one
+    identity merge into one row carrying all their concurrencies."""
+    out: list[dict[str, Any]] = []
+    merged: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        agentic = _is_agentic(row)
+        if not agentic and not _is_8k1k(row):
+            out.append(row)
+            continue
+        if "prefill" not in row:
+            row["run-eval"] = True
+            out.append(row)
+            continue
+        ident = identity(row)
+        first = merged.get(ident)
+        if first is not None:
+            first["conc"] = sorted(set(first["conc"]) | set(row["conc"]))
+            if agentic:
+                first["eval-conc"] = max(first["conc"])
+            continue
+        first = dict(row)
+        first["conc"] = sorted(set(row["conc"]))
+        first["run-eval"] = True
+        if agentic:
+            first["eval-conc"] = max(first["conc"])
+        else:
+            first["eval-all-concs"] = True
+            first.pop("eval-conc", None)
+        merged[ident] = first
+        out.append(first)
+    return out

@@ -1,0 +1,78 @@
+"""Thin adapter: read the matrix engine's inputs from git and call the core.
+
+This is the only matrix module that does I/O (git reads, the on-disk parse
+cache). The CLI calls these functions; tests may call the core directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from governance.gitrepo import GitRepo
+from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, BlockCache, Catalog, SourceFile
+from governance.matrix.expand import EvalMode, Filters, generate
+from governance.matrix.plan import CHANGELOG_FILE, PlanOptions, PlanResult, build_plan
+
+CACHE_SUBDIR = Path("gov") / "matrix-cache"
+
+
+def default_cache(repo: GitRepo) -> BlockCache:
+    """Parse cache inside the repository's git directory (never committed)."""
+    return BlockCache(repo.git_dir / CACHE_SUBDIR)
+
+
+def catalog_at(repo: GitRepo, rev: str, cache: BlockCache | None = None) -> Catalog:
+    """Master configs and runner file as committed at `rev`."""
+    commit = repo.resolve(rev)
+    masters = [SourceFile(path, repo.read_blob(commit, path)) for path in MASTER_FILES]
+    runner = SourceFile(RUNNER_FILE, repo.read_blob(commit, RUNNER_FILE))
+    return Catalog(masters, runner, cache=cache)
+
+
+def catalog_in_worktree(repo: GitRepo, cache: BlockCache | None = None) -> Catalog:
+    """Master configs and runner file as they are on disk (uncommitted edits)."""
+    masters = [SourceFile(path, repo.read_worktree(path)) for path in MASTER_FILES]
+    runner = SourceFile(RUNNER_FILE, repo.read_worktree(RUNNER_FILE))
+    return Catalog(masters, runner, cache=cache)
+
+
+def matrix_rows(
+    catalog: Catalog,
+    config_keys: Sequence[str],
+    mode: EvalMode = EvalMode.DEFAULT,
+    scenario_types: Sequence[str] | None = None,
+) -> list[dict[str, object]]:
+    """`gov matrix`: rows for the given keys/globs (raises MatrixError)."""
+    filters = Filters(scenario_types=tuple(scenario_types) if scenario_types else None)
+    return generate(catalog, config_keys, mode, filters)
+
+
+def plan_between(
+    repo: GitRepo,
+    base_ref: str,
+    head_ref: str,
+    *,
+    trim_conc: bool = False,
+    evals_only: bool = False,
+    all_evals: bool = False,
+    changelog_path: str = CHANGELOG_FILE,
+    cache: BlockCache | None = None,
+    validate_all: bool = True,
+) -> PlanResult:
+    """`gov plan`: the sweep for the changelog entries appended between two
+    refs. Refs are echoed in `changelog_metadata` as given (like the
+    reference); inputs are read at the resolved commits."""
+    base = repo.resolve(base_ref)
+    head = repo.resolve(head_ref)
+    diff = repo.diff_text(base, head, changelog_path)
+    options = PlanOptions(
+        base_ref=base_ref,
+        head_ref=head_ref,
+        trim_conc=trim_conc,
+        evals_only=evals_only,
+        all_evals=all_evals,
+        changelog_path=changelog_path,
+        validate_all=validate_all,
+    )
+    return build_plan(diff, catalog_at(repo, head, cache), options, catalog_at(repo, base, cache))
