@@ -25,12 +25,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from governance.changelog.document import Changelog, Entry, parse, value_position
 from governance.changelog.links import LinkPolicy, link_text
 from governance.changelog.rules import CheckMode, check
 from governance.diagnostics import Violation, line_col
-from governance.yamlsafe import _yaml
 
 DEFAULT_PATH = "perf-changelog.yaml"
 
@@ -47,6 +47,9 @@ MERGE_CODES: dict[str, str] = {
     "unexpected-appended-link": "GOV609",
     "driver-not-append-only": "GOV610",
 }
+
+
+_Content = tuple[bytes, object]  # an entry's content block and its parsed mapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,8 @@ def canonicalize(
             edits.append(edit)
     if problems:
         return _refused(head, problems)
+    if not edits:
+        return EditResult(head)  # the check above already vouches for these bytes
     data, rewrites = _apply(head, edits)
     # Base was validated by the first check; only the result needs a full look.
     return _confirmed(base, data, head, rewrites, (), policy, mode, path)
@@ -140,7 +145,10 @@ def resolve_conflict(
         return _refused(stage2, [*change.violations, *main.violations])
     assert change.head is not None
     if change.additions:
-        ancestor = _entries_of(stage1, path)
+        # With additions, check proved the PR side starts with the merge-base
+        # bytes, so its first entries are the merge-base's: no second parse.
+        history = change.head.entries[: len(change.head.entries) - len(change.additions)]
+        ancestor = _contents(change.head, history)
         return _reappend(
             ancestor, change.head, main.changelog, change.additions, pr, policy, mode, stage2
         )
@@ -148,7 +156,6 @@ def resolve_conflict(
         return _reapply_corrections(
             stage1, change.head, main.changelog, change.corrections, policy, mode
         )
-    assert change.head is not None
     return _refused(
         stage2,
         [
@@ -166,7 +173,7 @@ def resolve_conflict(
 
 
 def _reappend(
-    ancestor: Sequence[Entry],
+    ancestor: Sequence[_Content],
     pr_side: Changelog,
     main: Changelog,
     additions: Sequence[Entry],
@@ -216,7 +223,7 @@ def _reappend(
 
 
 def _survivors(
-    ancestor: Sequence[Entry], main: Changelog, additions: Sequence[Entry]
+    ancestor: Sequence[_Content], main: Changelog, additions: Sequence[Entry]
 ) -> tuple[list[Entry], tuple[DroppedEntry, ...]]:
     """Drop the additions main gained since the merge-base (gap G10).
 
@@ -225,13 +232,8 @@ def _survivors(
     one PR addition. Historical look-alikes are not gained, so they never
     swallow a PR's entry."""
     gained: dict[str, list[Entry]] = {}
-    remaining = Counter(_signature(e.raw) for e in ancestor)
-    for entry in main.entries:
-        key = _signature(entry.raw)
-        if remaining[key]:
-            remaining[key] -= 1
-        else:
-            gained.setdefault(key, []).append(entry)
+    for entry in _gained(ancestor, main):
+        gained.setdefault(_signature(entry.raw), []).append(entry)
     survivors: list[Entry] = []
     dropped: list[DroppedEntry] = []
     for entry in additions:
@@ -241,6 +243,35 @@ def _survivors(
         else:
             survivors.append(entry)
     return survivors, tuple(dropped)
+
+
+def _gained(ancestor: Sequence[_Content], main: Changelog) -> list[Entry]:
+    """Main's entries beyond the merge-base's, as a multiset difference by content.
+
+    Byte-identical blocks are paired first (cheap); only the rest are compared
+    by parsed content. Equal bytes imply equal content, so the pairing order
+    does not change which contents remain."""
+    by_bytes = Counter(block for block, _ in ancestor)
+    unmatched: list[Entry] = []
+    for entry in main.entries:
+        block = main.block(entry)
+        if by_bytes[block]:
+            by_bytes[block] -= 1
+        else:
+            unmatched.append(entry)
+    by_content: Counter[str] = Counter()
+    for block, raw in ancestor:
+        if by_bytes[block]:  # an ancestor copy that main does not hold byte-for-byte
+            by_bytes[block] -= 1
+            by_content[_signature(raw)] += 1
+    gained = []
+    for entry in unmatched:
+        key = _signature(entry.raw)
+        if by_content[key]:
+            by_content[key] -= 1
+        else:
+            gained.append(entry)
+    return gained
 
 
 def _signature(raw: object) -> str:
@@ -314,7 +345,7 @@ def _reapply_corrections(
     for index in corrections:
         old, new = ancestor[index - 1], pr_side.entries[index - 1]
         target = main.entries[index - 1] if index <= len(main.entries) else None
-        outcome = _correction_edit(old, new, target, main, policy)
+        outcome = _correction_edit(old, new, target, main)
         if isinstance(outcome, Violation):
             problems.append(outcome)
         elif outcome is not None:
@@ -338,7 +369,7 @@ def _reapply_corrections(
 
 
 def _correction_edit(
-    old: Entry, new: Entry, target: Entry | None, main: Changelog, policy: LinkPolicy
+    old: Entry, new: Entry, target: Entry | None, main: Changelog
 ) -> _Edit | Violation | None:
     """The edit that carries one correction over to main (None: already there)."""
     index, path = new.index, main.path
@@ -376,7 +407,7 @@ def _correction_edit(
             column=column,
             source="main",
         )
-    return _link_edit(main, target, wanted, current)
+    return _link_edit(main, target, wanted, current, source="main")
 
 
 # -- git merge driver ---------------------------------------------------------------
@@ -417,7 +448,8 @@ def merge_driver(
         return _refused(ours, problems)
     mode = CheckMode.pr_mode(pr) if pr is not None else CheckMode()
     additions = mine.entries[len(base.entries) :]
-    return _reappend(base.entries, mine, main, additions, pr, policy, mode, ours, allow_empty=True)
+    ancestor = _contents(base, base.entries)
+    return _reappend(ancestor, mine, main, additions, pr, policy, mode, ours, allow_empty=True)
 
 
 def _appends_only(base: Changelog, side: Changelog, name: str) -> list[Violation]:
@@ -461,7 +493,9 @@ class _Edit:
     old: str
 
 
-def _link_edit(changelog: Changelog, entry: Entry, link: str, old: str) -> _Edit | Violation:
+def _link_edit(
+    changelog: Changelog, entry: Entry, link: str, old: str, *, source: str = "pr"
+) -> _Edit | Violation:
     span = _value_span(changelog, entry)
     if span is None:
         return _refusal(
@@ -470,7 +504,7 @@ def _link_edit(changelog: Changelog, entry: Entry, link: str, old: str) -> _Edit
             changelog.path,
             entry.line,
             "write the link as `  pr-link: XXX` in the entry",
-            source="pr",
+            source=source,
         )
     return _Edit(span[0], span[1], link.encode("utf-8"), entry.index, old)
 
@@ -487,11 +521,23 @@ def _value_span(changelog: Changelog, entry: Entry) -> tuple[int, int] | None:
     return entry.start + to_bytes, entry.start + to_bytes + len(text[start:end].encode("utf-8"))
 
 
+@lru_cache(maxsize=1)
+def _composer() -> Any:
+    """A ruamel instance for node positions (YAML 1.1, like the loader)."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt", pure=True)
+    yaml.version = (1, 1)
+    return yaml
+
+
 @lru_cache(maxsize=1024)
 def _scalar_span(text: str) -> tuple[int, int] | None:
-    """Character span of the pr-link value in one entry's YAML text."""
+    """Character span of the pr-link value in one entry's YAML text. Only
+    texts that already passed the safe loader get here, so composing them
+    (which builds nodes, not objects) is safe."""
     try:
-        root = _yaml(True).compose(text)
+        root = _composer().compose(text)
     except Exception:  # the text was parsed before; this is belt and braces
         return None
     items = getattr(root, "value", None)
@@ -528,6 +574,10 @@ def _apply(data: bytes, edits: Sequence[_Edit]) -> tuple[bytes, tuple[LinkRewrit
 
 
 # -- shared helpers -------------------------------------------------------------------
+
+
+def _contents(changelog: Changelog, entries: Iterable[Entry]) -> list[_Content]:
+    return [(changelog.block(entry), entry.raw) for entry in entries]
 
 
 def _entries_of(data: bytes | None, path: str) -> tuple[Entry, ...]:
