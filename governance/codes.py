@@ -98,6 +98,15 @@ _RULES = (
     Rule("GOV503", "master-config-unreadable", "the master config files parse"),
     # -- merge --------------------------------------------------------------
     Rule("GOV601", "merge-refused", "the merge tool refused to continue"),
+    Rule("GOV602", "nothing-remaining", "after merging main, the PR keeps an entry main has not gained"),
+    Rule("GOV603", "nothing-to-preserve", "the PR side has an appended entry or correction to carry over"),
+    Rule("GOV604", "main-missing-corrected", "main still has every entry the PR corrects"),
+    Rule("GOV605", "main-changed-corrected", "main did not change a corrected entry outside its pr-link"),
+    Rule("GOV606", "main-conflicting-link", "main did not correct the same link differently"),
+    Rule("GOV607", "corrections-already-on-main", "the PR's corrections are not already on main"),
+    Rule("GOV608", "pr-link-line", "the pr-link value of each appended entry can be located"),
+    Rule("GOV609", "unexpected-appended-link", "appended links are a placeholder or the link for PR N"),
+    Rule("GOV610", "driver-not-append-only", "the merge driver merges only when both sides appended"),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
