@@ -59,6 +59,10 @@ def guarded(func: F) -> F:
         except typer.Exit:
             raise
         except GovError as exc:
+            for finding in getattr(exc, "violations", ()):
+                _err(f"{finding.located()}: {finding.code} {finding.message}")
+                if finding.hint:
+                    _err(f"  hint: {finding.hint}")
             _err(f"gov: error: {exc}")
             if exc.hint:
                 _err(f"  hint: {exc.hint}")
