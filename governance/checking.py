@@ -86,12 +86,12 @@ def known_keys_at(
             keys += top_level_keys(data.decode("utf-8"))
         except UnicodeDecodeError:
             problems.append(
-                violation("GOV503", f"{path} is not UTF-8", path, 1, 1, "re-save it as UTF-8")
+                violation("GOV510", f"{path} is not UTF-8", path, 1, 1, "re-save it as UTF-8")
             )
     if not present:
         return None, [
             violation(
-                "GOV503",
+                "GOV510",
                 "none of the master config files exist: " + ", ".join(settings.master_configs),
                 settings.changelog,
                 0,

@@ -92,31 +92,75 @@ _RULES = (
         "PR numbers in links are plain ASCII decimals without leading zeros",
         stricter=True,
     ),
-    # -- config keys (issue 3 extends this range) ----------------------------
+    # -- config keys and the matrix engine ----------------------------------
+    # 50x key resolution, 51x master configs, 52x runner file, 53x changelog
+    # reading, 54x append-only, 55x plan warnings.
     Rule("GOV501", "unknown-config-key", "every config key names a master config"),
     Rule("GOV502", "wildcard-matches-nothing", "every wildcard matches at least one config"),
-    Rule("GOV503", "master-config-unreadable", "the master config files parse"),
+    Rule("GOV510", "master-config-unreadable", "the master config files exist and parse"),
+    Rule("GOV511", "master-config-duplicate-key", "no master config repeats a key"),
+    Rule("GOV512", "master-config-wildcard-key", "master config keys contain no `*`"),
+    Rule("GOV513", "master-config-unknown-field", "master configs use only documented fields"),
+    Rule("GOV514", "master-config-missing-field", "master configs carry every required field"),
+    Rule("GOV515", "master-config-invalid-value", "master config values have the documented types"),
+    Rule("GOV516", "master-config-rule", "master configs obey the cross-field rules"),
+    Rule("GOV517", "master-config-empty-search-space", "a search space yields at least one row"),
+    Rule("GOV520", "runner-file-invalid", "the runner file matches its schema"),
+    Rule("GOV521", "runner-label-unknown", "every config's runner is in the runner file"),
+    Rule("GOV522", "runner-hardware-budget", "agentic configs fit the runner's hardware budget"),
+    Rule("GOV530", "changelog-deletion", "the plan's changelog diff deletes no lines"),
+    Rule("GOV531", "changelog-no-additions", "the plan's changelog diff adds entries"),
+    Rule("GOV532", "changelog-entry-invalid", "appended entries read by the plan are valid"),
+    Rule("GOV533", "changelog-sweep-mix", "append-only entries are not mixed with others"),
+    Rule("GOV540", "append-only-base-missing", "append-only entries have a base to extend"),
+    Rule("GOV541", "append-only-scope", "append-only entries change only what they may"),
+    Rule("GOV542", "append-only-delta", "append-only entries only add points"),
+    Rule("GOV550", "plan-unrun-sequence-length", "every planned sequence length has a job family"),
     # -- merge --------------------------------------------------------------
     Rule("GOV601", "merge-refused", "the merge tool refused to continue"),
-    Rule("GOV602", "nothing-remaining", "after merging main, the PR keeps an entry main has not gained"),
-    Rule("GOV603", "nothing-to-preserve", "the PR side has an appended entry or correction to carry over"),
+    Rule(
+        "GOV602",
+        "nothing-remaining",
+        "after merging main, the PR keeps an entry main has not gained",
+    ),
+    Rule(
+        "GOV603",
+        "nothing-to-preserve",
+        "the PR side has an appended entry or correction to carry over",
+    ),
     Rule("GOV604", "main-missing-corrected", "main still has every entry the PR corrects"),
-    Rule("GOV605", "main-changed-corrected", "main did not change a corrected entry outside its pr-link"),
+    Rule(
+        "GOV605",
+        "main-changed-corrected",
+        "main did not change a corrected entry outside its pr-link",
+    ),
     Rule("GOV606", "main-conflicting-link", "main did not correct the same link differently"),
     Rule("GOV607", "corrections-already-on-main", "the PR's corrections are not already on main"),
     Rule("GOV608", "pr-link-line", "the pr-link value of each appended entry can be located"),
-    Rule("GOV609", "unexpected-appended-link", "appended links are a placeholder or the link for PR N"),
-    Rule("GOV610", "driver-not-append-only", "the merge driver merges only when both sides appended"),
+    Rule(
+        "GOV609",
+        "unexpected-appended-link",
+        "appended links are a placeholder or the link for PR N",
+    ),
+    Rule(
+        "GOV610", "driver-not-append-only", "the merge driver merges only when both sides appended"
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
+_CODES_BY_NAME: dict[str, str] = {rule.name: rule.code for rule in _RULES}
 STRICTER_CODES = frozenset(rule.code for rule in _RULES if rule.stricter)
+
+
+def code_for(rule_name: str) -> str:
+    """The code of a rule by its name (e.g. "nothing-remaining" -> "GOV602")."""
+    return _CODES_BY_NAME[rule_name]
 
 
 def violation(
     code: str,
     message: str,
-    path: str,
+    path: str = "",
     line: int = 0,
     column: int = 0,
     hint: str = "",

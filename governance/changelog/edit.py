@@ -30,23 +30,13 @@ from typing import Any
 from governance.changelog.document import Changelog, Entry, parse, value_position
 from governance.changelog.links import LinkPolicy, link_text
 from governance.changelog.rules import CheckMode, check
+from governance.codes import code_for, violation
 from governance.diagnostics import Violation, line_col
 
 DEFAULT_PATH = "perf-changelog.yaml"
 
 # Merge refusals: rule name -> code. The rule names are the golden `kind`
 # values of the reference's refusals. To be registered in governance/codes.py.
-MERGE_CODES: dict[str, str] = {
-    "nothing-remaining": "GOV602",
-    "nothing-to-preserve": "GOV603",
-    "main-missing-corrected": "GOV604",
-    "main-changed-corrected": "GOV605",
-    "main-conflicting-link": "GOV606",
-    "corrections-already-on-main": "GOV607",
-    "pr-link-line": "GOV608",
-    "unexpected-appended-link": "GOV609",
-    "driver-not-append-only": "GOV610",
-}
 
 
 _Content = tuple[bytes, object]  # an entry's content block and its parsed mapping
@@ -635,13 +625,4 @@ def _refusal(
     column: int = 1,
     source: str,
 ) -> Violation:
-    return Violation(
-        code=MERGE_CODES[rule],
-        rule=rule,
-        message=message,
-        path=path,
-        line=line,
-        column=column,
-        hint=hint,
-        source=source,
-    )
+    return violation(code_for(rule), message, path, line, column, hint, source=source)

@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from governance.changelog.edit import (
-    MERGE_CODES,
     DroppedEntry,
     EditResult,
     LinkRewrite,
@@ -17,6 +16,7 @@ from governance.changelog.edit import (
 )
 from governance.changelog.links import LinkPolicy
 from governance.changelog.rules import CheckMode, check
+from governance.codes import code_for
 
 POLICY = LinkPolicy()
 PR = 4242
@@ -194,7 +194,7 @@ def test_resolve_refuses_when_everything_already_landed() -> None:
     assert rules(result) == ["nothing-remaining"]
     problem = result.violations[0]
     assert (problem.code, problem.line, problem.source) == (
-        MERGE_CODES["nothing-remaining"],
+        code_for("nothing-remaining"),
         13,
         "pr",
     )
@@ -218,7 +218,7 @@ def test_resolve_refuses_a_broken_main_side() -> None:
 def test_resolve_refuses_when_the_pr_changed_nothing() -> None:
     result = resolve_conflict(BASE, BASE, log(BASE, entry("m", link(3))), PR, POLICY)
     assert rules(result) == ["nothing-to-preserve"]
-    assert result.violations[0].code == MERGE_CODES["nothing-to-preserve"]
+    assert result.violations[0].code == code_for("nothing-to-preserve")
 
 
 def test_resolve_when_the_file_is_new_on_both_sides() -> None:
