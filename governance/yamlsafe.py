@@ -14,6 +14,7 @@ PyYAML, so `yes`/`on`/dates resolve the way users of those files expect.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,3 +145,29 @@ def _duplicate_key_name(problem: str) -> str:
     start += len(marker)
     end = problem.find('"', start)
     return problem[start:end] if end > start else ""
+
+
+def position(node: Any, loc: Sequence[Any]) -> tuple[int, int] | None:
+    """Where a key or item sits in a `load(..., round_trip=True)` tree.
+
+    Walks `loc` through the round-trip containers; the 1-based position of the
+    deepest element that exists (a missing field points at its parent), or
+    None when not even the first step exists."""
+    found: tuple[int, int] | None = None
+    for part in loc:
+        lc = getattr(node, "lc", None)
+        if lc is None:
+            break
+        try:
+            if isinstance(node, dict) and part in node:
+                line, column = lc.key(part)
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                line, column = lc.item(part)
+                node = node[part]
+            else:
+                break
+        except (KeyError, IndexError, TypeError):
+            break
+        found = (line + 1, column + 1)
+    return found

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from governance.changelog.model import FIELD_ALIASES, ChangelogEntry
 from governance.codes import violation
 from governance.diagnostics import Violation, line_col
-from governance.yamlsafe import YamlLoadError, load
+from governance.yamlsafe import YamlLoadError, load, position
 
 MAX_CHANGELOG_BYTES = 16 * 1024 * 1024
 ENTRY_START = re.compile(rb"^- config-keys:[^\r\n]*\n", re.MULTILINE)
@@ -422,28 +422,10 @@ def locate(changelog: Changelog, entry: Entry, loc: tuple[Any, ...]) -> tuple[in
     falls back to the deepest locatable parent, then to the entry's first line."""
     text = changelog.data[entry.start : entry.end].decode("utf-8")
     tree = _round_trip(text)
-    best = (entry.line, 1)
-    if not tree:
-        return best
-    node = tree[0]
-    for part in loc:
-        lc = getattr(node, "lc", None)
-        if lc is None:
-            break
-        try:
-            if isinstance(node, dict) and part in node:
-                line, column = lc.key(part)
-                best = (entry.line + line, column + 1)
-                node = node[part]
-            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-                line, column = lc.item(part)
-                best = (entry.line + line, column + 1)
-                node = node[part]
-            else:
-                break
-        except (KeyError, TypeError):
-            break
-    return best
+    found = position(tree[0], loc) if tree else None
+    if found is None:
+        return entry.line, 1
+    return entry.line + found[0] - 1, found[1]
 
 
 def value_position(changelog: Changelog, entry: Entry, key: str) -> tuple[int, int]:

@@ -249,30 +249,6 @@ def _key_position(mapping: Any, key: Any) -> tuple[int, int]:
 # -- mapping a pydantic error location to a line/column -------------------------
 
 
-def _locate(node: Any, loc: Sequence[Any]) -> tuple[int, int] | None:
-    """Walk `loc` through round-trip containers; the 1-based position of the
-    deepest element that exists (a missing field points at its parent), or
-    None when not even the first step exists."""
-    position: tuple[int, int] | None = None
-    for part in loc:
-        lc = getattr(node, "lc", None)
-        if lc is None:
-            break
-        try:
-            if isinstance(node, dict) and part in node:
-                line, column = lc.key(part)
-                node = node[part]
-            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-                line, column = lc.item(part)
-                node = node[part]
-            else:
-                break
-        except (KeyError, IndexError, TypeError):
-            break
-        position = (line + 1, column + 1)
-    return position
-
-
 Locator = Callable[[Sequence[Any]], tuple[int, int]]
 
 
@@ -281,7 +257,7 @@ def tree_locator(root: Any, prefix: Sequence[Any] = (), line_offset: int = 0,
     """A function mapping an error location to an absolute (line, column)."""
 
     def locate(loc: Sequence[Any]) -> tuple[int, int]:
-        found = _locate(root, [*prefix, *loc]) if root is not None else None
+        found = yamlsafe.position(root, [*prefix, *loc]) if root is not None else None
         if found is None:
             return default
         return found[0] + line_offset, found[1]
