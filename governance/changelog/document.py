@@ -86,8 +86,13 @@ def content_end(data: bytes, start: int, end: int) -> int:
     return pos
 
 
+@lru_cache(maxsize=16)
 def parse(data: bytes, path: str, *, source: str = "head", trusted_prefix: int = 0) -> ParseResult:
     """Apply the file invariants of spec §2 and split the file into entries.
+
+    Memoized: the same snapshot is checked in several modes (audit: main and
+    PR mode; merge: resolve, then canonicalize, then check), and the result
+    is immutable data.
 
     Entries that start before `trusted_prefix` are located but not parsed
     (their `raw` is None): the caller vouches that those bytes were validated

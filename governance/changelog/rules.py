@@ -87,15 +87,15 @@ def check(
     parsed (the common case costs one entry, not the whole file).
     """
     verdict = Verdict(mode, path)
+    trusted = trust_base and base is not None and _appends_only(base, head)
     if base is None:  # the file is new: no history to protect
         base_parsed = ParseResult(Changelog(path, b"", ()), ())
         base = b""
     else:
-        trusted = trust_base and _appends_only(base, head)
+        # Trusted: base entries are only located (a prefix beyond the file).
         base_parsed = parse(
             base, path, source="base", trusted_prefix=len(base) + 1 if trusted else 0
         )
-    trusted = trust_base and bool(base) and _appends_only(base, head)
     head_parsed = parse(head, path, trusted_prefix=len(base) if trusted else 0)
     verdict.violations += [*base_parsed.violations, *head_parsed.violations]
     if base_parsed.changelog is None or head_parsed.changelog is None:
