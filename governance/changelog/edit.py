@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from governance.changelog.document import Changelog, Entry, parse, value_position
+from governance.changelog.layout import first_byte_difference
 from governance.changelog.links import LinkPolicy, link_text
 from governance.changelog.rules import CheckMode, check
 from governance.codes import code_for, violation
@@ -451,7 +452,7 @@ def _appends_only(base: Changelog, side: Changelog, name: str) -> list[Violation
         kept = base.block(last_base) == side.block(last_side)
     if kept:
         return []
-    line, _ = line_col(side.data, _first_difference(base.data, side.data))
+    line, _ = line_col(side.data, first_byte_difference(base.data, side.data))
     return [
         _refusal(
             "driver-not-append-only",
@@ -463,12 +464,6 @@ def _appends_only(base: Changelog, side: Changelog, name: str) -> list[Violation
             source=name,
         )
     ]
-
-
-def _first_difference(a: bytes, b: bytes) -> int:
-    return next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
 
 
 # -- link value spans -----------------------------------------------------------------

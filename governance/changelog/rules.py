@@ -21,10 +21,11 @@ from governance.changelog.document import (
     value_position,
 )
 from governance.changelog.keys import resolve_entry_keys
+from governance.changelog.layout import appended_whitespace, byte_rules
 from governance.changelog.links import LinkKind, LinkPolicy, link_text
 from governance.changelog.model import FIELD_ALIASES
 from governance.codes import violation
-from governance.diagnostics import Violation, line_col
+from governance.diagnostics import Violation
 
 
 class Mode(StrEnum):
@@ -123,9 +124,11 @@ def check(
     for entry in verdict.additions:
         verdict.violations += _link_policy(new, entry, policy, mode)
         verdict.violations += _spelling(new, entry)
-    verdict.violations += _byte_rules(base, head, old, new, verdict)
+    verdict.violations += byte_rules(
+        base, head, new.path, len(verdict.additions), len(verdict.corrections)
+    )
     if verdict.additions:
-        verdict.violations += _appended_whitespace(new, verdict.additions)
+        verdict.violations += appended_whitespace(new, verdict.additions)
     if known_keys is not None and verdict.additions:
         keys, problems = resolve_entry_keys(
             new, verdict.additions, known_keys.keys, known_keys.files
@@ -321,200 +324,3 @@ def _spelling(new: Changelog, entry: Entry) -> list[Violation]:
                 )
             )
     return found
-
-
-# -- §6 byte regimes --------------------------------------------------------------
-
-
-def _byte_rules(
-    base: bytes, head: bytes, old: Changelog, new: Changelog, verdict: Verdict
-) -> list[Violation]:
-    path = new.path
-    additions, corrections = len(verdict.additions), len(verdict.corrections)
-
-    def at(code: str, message: str, offset: int, hint: str) -> Violation:
-        line, column = line_col(head, offset)
-        return violation(code, message, path, line, column, hint)
-
-    if additions:
-        if not head.startswith(base):
-            offset = _first_byte_difference(base, head)
-            return [
-                at(
-                    "GOV304",
-                    "appended entries changed historical bytes"
-                    + (" (the historical file was truncated)" if offset >= len(head) else ""),
-                    min(offset, max(len(head) - 1, 0)),
-                    "restore the base file byte-for-byte and append at the end "
-                    "(git checkout <base> -- perf-changelog.yaml)",
-                )
-            ]
-        problems = []
-        suffix = head[len(base) :]
-        lead = b"- config-keys:" if base.endswith(b"\n\n") else b"\n- config-keys:"
-        if base and not suffix.startswith(lead):
-            problems.append(
-                at(
-                    "GOV305",
-                    "new entries must be separated from history by exactly one empty line",
-                    len(base),
-                    "leave one empty line after the last historical entry, then `- config-keys:`",
-                )
-            )
-        starts = [m.start() for m in ENTRY_START.finditer(head)][-additions:]
-        for start in starts[1:]:
-            before = head[:start]
-            if not before.endswith(b"\n\n") or before.endswith(b"\n\n\n"):
-                problems.append(
-                    at(
-                        "GOV306",
-                        "appended entries must have exactly one empty separator line",
-                        max(start - 1, 0),
-                        "leave exactly one empty line between appended entries",
-                    )
-                )
-        if head.endswith(b"\n\n"):
-            problems.append(
-                at(
-                    "GOV307",
-                    "the final appended entry must end with one newline",
-                    len(head) - 1,
-                    "delete the empty line(s) at the end of the file",
-                )
-            )
-        return problems
-    if corrections:
-        return _correction_bytes(base, head, corrections, path)
-    if base != head:
-        offset = _first_byte_difference(base, head)
-        return [
-            at(
-                "GOV311",
-                "the changelog changed without an appended entry or pr-link correction; "
-                "historical whitespace and formatting are immutable",
-                min(offset, max(len(head) - 1, 0)),
-                "restore the base file (git checkout <base> -- perf-changelog.yaml)",
-            )
-        ]
-    return []
-
-
-def _first_byte_difference(a: bytes, b: bytes) -> int:
-    for index, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return index
-    return min(len(a), len(b))
-
-
-def _correction_bytes(base: bytes, head: bytes, corrections: int, path: str) -> list[Violation]:
-    old_lines = base.decode("utf-8").splitlines(keepends=True)
-    new_lines = head.decode("utf-8").splitlines(keepends=True)
-    if len(old_lines) != len(new_lines):
-        line = next(
-            (k + 1 for k, (x, y) in enumerate(zip(old_lines, new_lines, strict=False)) if x != y),
-            min(len(old_lines), len(new_lines)) + 1,
-        )
-        return [
-            violation(
-                "GOV308",
-                f"pr-link corrections may not add or delete lines "
-                f"(base has {len(old_lines)} lines, head {len(new_lines)})",
-                path,
-                line,
-                1,
-                "change only the value on the `  pr-link:` line",
-            )
-        ]
-    changed = 0
-    for number, (x, y) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
-        if x == y:
-            continue
-        if not (x.startswith("  pr-link:") and y.startswith("  pr-link:") and y.endswith("\n")):
-            return [
-                violation(
-                    "GOV309",
-                    f"historical bytes changed outside a pr-link line at line {number}",
-                    path,
-                    number,
-                    1,
-                    "restore this line; a correction changes only `  pr-link:` lines",
-                )
-            ]
-        changed += 1
-    if changed != corrections:
-        return [
-            violation(
-                "GOV310",
-                f"expected {corrections} changed pr-link line(s), found {changed}",
-                path,
-                1,
-                1,
-                "write each corrected link on its `  pr-link:` line",
-            )
-        ]
-    return []
-
-
-# -- stricter whitespace rules on appended entries (gap G9) ----------------------
-
-
-def _appended_whitespace(new: Changelog, additions: Sequence[Entry]) -> list[Violation]:
-    data, path = new.data, new.path
-    found: list[Violation] = []
-    for position, entry in enumerate(additions):
-        offset = entry.start
-        for line in data[entry.start : entry.content_end].split(b"\n")[:-1]:
-            stripped = line.rstrip(b" ")
-            if not stripped:
-                found.append(
-                    _ws(
-                        "GOV313",
-                        data,
-                        path,
-                        offset,
-                        f"an empty or whitespace-only line inside entry {entry.index}",
-                        "delete the line",
-                    )
-                )
-            elif stripped != line:
-                found.append(
-                    _ws(
-                        "GOV312",
-                        data,
-                        path,
-                        offset + len(stripped),
-                        f"trailing whitespace in entry {entry.index}",
-                        "delete the trailing spaces",
-                    )
-                )
-            offset += len(line) + 1
-        gap = data[entry.content_end : entry.end]
-        last = position == len(additions) - 1
-        if last and gap and gap != b"\n" and not data.endswith(b"\n\n"):
-            found.append(
-                _ws(
-                    "GOV314",
-                    data,
-                    path,
-                    entry.content_end,
-                    "whitespace after the last appended entry",
-                    "end the file right after the entry's last line",
-                )
-            )
-        elif not last and gap != b"\n" and gap.strip(b"\n"):
-            found.append(
-                _ws(
-                    "GOV313",
-                    data,
-                    path,
-                    entry.content_end,
-                    f"whitespace-only line between entries {entry.index} and {entry.index + 1}",
-                    "leave one truly empty line between entries",
-                )
-            )
-    return found
-
-
-def _ws(code: str, data: bytes, path: str, offset: int, message: str, hint: str) -> Violation:
-    line, column = line_col(data, offset)
-    return violation(code, message, path, line, column, hint)
