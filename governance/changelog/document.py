@@ -15,12 +15,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from pydantic import ValidationError
-
-from governance.changelog.model import FIELD_ALIASES, ChangelogEntry
+from governance.changelog.entry_schema import schema_violations
 from governance.codes import violation
 from governance.diagnostics import Violation, line_col
-from governance.yamlsafe import YamlLoadError, load, position
+from governance.yamlsafe import YamlLoadError, load
 
 MAX_CHANGELOG_BYTES = 16 * 1024 * 1024
 ENTRY_START = re.compile(rb"^- config-keys:[^\r\n]*\n", re.MULTILINE)
@@ -335,112 +333,3 @@ def _count_mismatch(
         "every entry starts with `- config-keys:` at column 0; indent nested lists",
         source=source,
     )
-
-
-# -- schema -------------------------------------------------------------------
-
-_SCHEMA_CODES = {
-    "extra_forbidden": "GOV202",
-    "missing": "GOV203",
-    "too_short": "GOV205",
-    "value_error": "GOV206",
-}
-
-
-@lru_cache(maxsize=8192)
-def _validate_cached(text: str) -> tuple[tuple[tuple[Any, ...], str, str], ...]:
-    """Schema errors of one entry as (loc, type, msg) triples; cached by text."""
-    loaded = _load_cached(text)
-    assert isinstance(loaded, _Loaded)
-    try:
-        ChangelogEntry.model_validate(loaded.value[0])
-    except ValidationError as exc:
-        return tuple((tuple(e["loc"]), e["type"], e["msg"]) for e in exc.errors())
-    return ()
-
-
-def schema_violations(changelog: Changelog, entry: Entry, source: str = "head") -> list[Violation]:
-    text = changelog.data[entry.start : entry.end].decode("utf-8")
-    found: list[Violation] = []
-    for loc, kind, msg in _validate_cached(text):
-        code = _SCHEMA_CODES.get(kind, "GOV204")
-        field = str(loc[0]) if loc else ""
-        line, column = locate(changelog, entry, loc)
-        where = ".".join(str(part) for part in loc) or "entry"
-        found.append(
-            violation(
-                code,
-                f"entry {entry.index}: {where}: {_schema_message(kind, msg, field)}",
-                changelog.path,
-                line,
-                column,
-                _schema_hint(kind, field),
-                source=source,
-            )
-        )
-    return found
-
-
-def _schema_message(kind: str, msg: str, field: str) -> str:
-    if kind == "extra_forbidden":
-        return f"unknown field {field!r}"
-    if kind == "missing":
-        return f"required field {field!r} is missing"
-    return msg[0].lower() + msg[1:] if msg else kind
-
-
-def _schema_hint(kind: str, field: str) -> str:
-    if kind == "extra_forbidden":
-        import difflib
-
-        guess = difflib.get_close_matches(field.replace("_", "-"), list(FIELD_ALIASES), n=1)
-        if guess:
-            return f"did you mean `{guess[0]}`?"
-        return "allowed fields: " + ", ".join(FIELD_ALIASES)
-    if kind == "missing":
-        example = {"pr-link": "pr-link: XXX", "description": 'description:\\n    - "what changed"'}
-        return f"add `{example.get(field, field + ': ...')}`"
-    if kind == "too_short":
-        return "give at least one item"
-    if kind == "value_error":
-        return "drop append-only, or drop evals-only / all-evals / eval-min-prefill-ep"
-    if field in ("config-keys", "description"):
-        return "quote the item (unquoted yes/no/on/off, numbers and dates are not strings)"
-    if field == "pr-link":
-        return "write `pr-link: XXX` (or the PR link) on the same line"
-    return "see the entry schema in schemas/changelog-entry.schema.json"
-
-
-# -- positions inside an entry ------------------------------------------------
-
-
-@lru_cache(maxsize=256)
-def _round_trip(text: str) -> Any:
-    try:
-        return load(text, round_trip=True)
-    except YamlLoadError:
-        return None
-
-
-def locate(changelog: Changelog, entry: Entry, loc: tuple[Any, ...]) -> tuple[int, int]:
-    """1-based (line, column) of the key or item at `loc` inside `entry`;
-    falls back to the deepest locatable parent, then to the entry's first line."""
-    text = changelog.data[entry.start : entry.end].decode("utf-8")
-    tree = _round_trip(text)
-    found = position(tree[0], loc) if tree else None
-    if found is None:
-        return entry.line, 1
-    return entry.line + found[0] - 1, found[1]
-
-
-def value_position(changelog: Changelog, entry: Entry, key: str) -> tuple[int, int]:
-    """Position of a key's value (e.g. the pr-link URL) inside an entry."""
-    text = changelog.data[entry.start : entry.end].decode("utf-8")
-    tree = _round_trip(text)
-    if tree and isinstance(tree[0], dict) and key in tree[0]:
-        try:
-            line, column = tree[0].lc.value(key)
-            return entry.line + line, column + 1
-        except (KeyError, TypeError):
-            pass
-    return locate(changelog, entry, (key,))

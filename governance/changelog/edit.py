@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from governance.changelog.document import Changelog, Entry, parse, value_position
+from governance.changelog.document import Changelog, Entry, parse
 from governance.changelog.layout import first_byte_difference
 from governance.changelog.links import LinkPolicy, link_text
+from governance.changelog.positions import value_position
 from governance.changelog.rules import CheckMode, check
 from governance.codes import code_for, violation
 from governance.diagnostics import Violation, line_col

@@ -12,7 +12,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from governance.changelog.document import Changelog, Entry, locate
+from governance.changelog.document import Changelog, Entry
+from governance.changelog.positions import locate
 from governance.codes import violation
 from governance.diagnostics import Violation
 

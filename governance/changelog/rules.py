@@ -18,12 +18,12 @@ from governance.changelog.document import (
     Entry,
     ParseResult,
     parse,
-    value_position,
 )
 from governance.changelog.keys import resolve_entry_keys
 from governance.changelog.layout import appended_whitespace, byte_rules
 from governance.changelog.links import LinkKind, LinkPolicy, link_text
 from governance.changelog.model import FIELD_ALIASES
+from governance.changelog.positions import locate, value_position
 from governance.codes import violation
 from governance.diagnostics import Violation
 
@@ -306,8 +306,6 @@ def _link_policy(new: Changelog, entry: Entry, policy: LinkPolicy, mode: CheckMo
 
 def _spelling(new: Changelog, entry: Entry) -> list[Violation]:
     """Stricter than the reference: snake_case field names in new entries (GOV207)."""
-    from governance.changelog.document import locate
-
     found = []
     snake_to_kebab = {snake: kebab for kebab, snake in FIELD_ALIASES.items() if "-" in kebab}
     for key in entry.raw:

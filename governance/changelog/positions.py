@@ -1,0 +1,47 @@
+"""Where a key, item or value sits inside one changelog entry.
+
+Entries are parsed fast without positions; when a finding needs a line and
+column, the entry's span alone is re-read with ruamel's round-trip loader.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from governance.yamlsafe import YamlLoadError, load, position
+
+if TYPE_CHECKING:
+    from governance.changelog.document import Changelog, Entry
+
+
+@lru_cache(maxsize=256)
+def _round_trip(text: str) -> Any:
+    try:
+        return load(text, round_trip=True)
+    except YamlLoadError:
+        return None
+
+
+def locate(changelog: Changelog, entry: Entry, loc: tuple[Any, ...]) -> tuple[int, int]:
+    """1-based (line, column) of the key or item at `loc` inside `entry`;
+    falls back to the deepest locatable parent, then to the entry's first line."""
+    text = changelog.data[entry.start : entry.end].decode("utf-8")
+    tree = _round_trip(text)
+    found = position(tree[0], loc) if tree else None
+    if found is None:
+        return entry.line, 1
+    return entry.line + found[0] - 1, found[1]
+
+
+def value_position(changelog: Changelog, entry: Entry, key: str) -> tuple[int, int]:
+    """Position of a key's value (e.g. the pr-link URL) inside an entry."""
+    text = changelog.data[entry.start : entry.end].decode("utf-8")
+    tree = _round_trip(text)
+    if tree and isinstance(tree[0], dict) and key in tree[0]:
+        try:
+            line, column = tree[0].lc.value(key)
+            return entry.line + line, column + 1
+        except (KeyError, TypeError):
+            pass
+    return locate(changelog, entry, (key,))
