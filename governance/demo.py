@@ -14,7 +14,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from governance.changelog.edit import canonicalize, resolve_conflict
+from governance.changelog.edit import canonicalize
+from governance.changelog.resolve import resolve_conflict
 from governance.changelog.rules import CheckMode
 from governance.checking import CheckOptions, run_check
 from governance.diagnostics import FindingsError, UsageError

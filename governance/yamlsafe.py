@@ -121,7 +121,9 @@ def load(text: str, *, round_trip: bool = False, line_offset: int = 0) -> Any:
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
         message = f"character #x{exc.character:04x} is not allowed in YAML"
-        raise YamlLoadError(YamlProblem("yaml-syntax", message, line + line_offset, column)) from exc
+        raise YamlLoadError(
+            YamlProblem("yaml-syntax", message, line + line_offset, column)
+        ) from exc
     except YAMLError as exc:
         raise YamlLoadError(YamlProblem("yaml-syntax", str(exc), 1 + line_offset, 1)) from exc
     except RecursionError as exc:
@@ -171,3 +173,10 @@ def position(node: Any, loc: Sequence[Any]) -> tuple[int, int] | None:
             break
         found = (line + 1, column + 1)
     return found
+
+
+def compose(text: str) -> Any:
+    """The YAML node tree of `text` (nodes carry start/end marks), from the
+    same configured round-trip instance. Only for text that `load` accepted:
+    composing builds nodes, never objects."""
+    return _yaml(True).compose(text)

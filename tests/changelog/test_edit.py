@@ -11,10 +11,9 @@ from governance.changelog.edit import (
     EditResult,
     LinkRewrite,
     canonicalize,
-    merge_driver,
-    resolve_conflict,
 )
 from governance.changelog.links import LinkPolicy
+from governance.changelog.resolve import merge_driver, resolve_conflict
 from governance.changelog.rules import CheckMode, check
 from governance.codes import code_for
 

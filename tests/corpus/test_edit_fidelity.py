@@ -31,8 +31,9 @@ from typing import Any
 
 import pytest
 
-from governance.changelog.edit import EditResult, canonicalize, resolve_conflict
+from governance.changelog.edit import EditResult, canonicalize
 from governance.changelog.links import LinkPolicy
+from governance.changelog.resolve import resolve_conflict
 from governance.codes import STRICTER_CODES
 from governance.diagnostics import Violation
 
