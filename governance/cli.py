@@ -7,6 +7,7 @@ commands so that `gov --help` and the hook start fast. Exit codes: 0 clean,
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -211,7 +212,7 @@ def audit(
 
     from governance.audit import audit as run_audit
     from governance.audit import changelog_commits
-    from governance.report import render_table
+    from governance.report import render_audit
 
     repo, settings = _open()
     commits = changelog_commits(repo, settings, rev)
@@ -220,49 +221,15 @@ def audit(
         for row in rows:
             sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
         raise typer.Exit(EXIT_OK)
-    table = []
-    totals = {"main": 0, "pr": 0, "checked": 0}
-    show_progress = sys.stderr.isatty()
-    with (
+    progress = (
         typer.progressbar(rows, length=len(commits), label="auditing", file=sys.stderr)
-        if show_progress
-        else _nullbar(rows) as bar
-    ):
-        for row in bar:
-            totals["checked"] += 1
-            failed_pr = row.pr_mode is not None and not row.pr_mode.ok
-            if row.main.ok and not failed_pr:
-                continue
-            totals["main"] += not row.main.ok
-            totals["pr"] += failed_pr
-            first = (row.main.violations or (row.pr_mode.violations if row.pr_mode else []))[0]
-            table.append(
-                [
-                    row.commit[:10],
-                    f"#{row.pr}" if row.pr else "-",
-                    "ok" if row.main.ok else "FAIL",
-                    "-" if row.pr_mode is None else ("ok" if row.pr_mode.ok else "FAIL"),
-                    f"{first.code} {first.message[:70]}",
-                ]
-            )
-    if table:
-        sys.stdout.write(render_table(["commit", "pr", "main", "pr-mode", "first finding"], table))
-    sys.stdout.write(
-        f"{totals['checked']} changelog commits checked: {totals['main']} fail main mode, "
-        f"{totals['pr']} fail PR mode with their subject's number\n"
+        if sys.stderr.isatty()
+        else contextlib.nullcontext(rows)
     )
-    raise typer.Exit(EXIT_FINDINGS if table else EXIT_OK)
-
-
-class _nullbar:
-    def __init__(self, items: Any) -> None:
-        self.items = items
-
-    def __enter__(self) -> Any:
-        return self.items
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+    with progress as iterated:
+        text, failed = render_audit(iterated)
+    sys.stdout.write(text)
+    raise typer.Exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 
 @app.command()

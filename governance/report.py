@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
+from governance.audit import AuditRow
 from governance.checking import CheckResult
 from governance.diagnostics import Violation
 
@@ -161,3 +162,35 @@ def render_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> st
     lines = [fmt.format(*headers), fmt.format(*("-" * w for w in widths))]
     lines += [fmt.format(*row) for row in rows]
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def render_audit(rows: Iterable[AuditRow]) -> tuple[str, bool]:
+    """A table of the commits that fail either mode, then totals; and
+    whether any failed."""
+    table = []
+    checked = failed_main = failed_pr = 0
+    for row in rows:
+        checked += 1
+        pr_failed = row.pr_mode is not None and not row.pr_mode.ok
+        if row.main.ok and not pr_failed:
+            continue
+        failed_main += not row.main.ok
+        failed_pr += pr_failed
+        first = (row.main.violations or (row.pr_mode.violations if row.pr_mode else []))[0]
+        table.append(
+            [
+                row.commit[:10],
+                f"#{row.pr}" if row.pr else "-",
+                "ok" if row.main.ok else "FAIL",
+                "-" if row.pr_mode is None else ("ok" if row.pr_mode.ok else "FAIL"),
+                f"{first.code} {first.message[:70]}",
+            ]
+        )
+    text = (
+        render_table(["commit", "pr", "main", "pr-mode", "first finding"], table) if table else ""
+    )
+    text += (
+        f"{checked} changelog commits checked: {failed_main} fail main mode, "
+        f"{failed_pr} fail PR mode with their subject's number\n"
+    )
+    return text, bool(table)
