@@ -1,17 +1,14 @@
 """The embedded forge: pull requests without a server.
 
 Records (PRs, labels, comments, check runs) live in SQLite at
-`<git_dir>/gov/forge.sqlite3`; branches are the repository's own refs, so a
-PR's head is always read live from `refs/heads/<branch>`. Every write runs in
-one `BEGIN IMMEDIATE` transaction (a writer lock), so two processes or two
-`LocalForge` objects on the same database never interleave half-written state.
+`<git_dir>/gov/forge.sqlite3` (`localdb.py`); branches are the repository's
+own refs, so a PR's head is always read live from `refs/heads/<branch>`.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,46 +25,8 @@ from governance.forge.base import (
     PullRequest,
     PullState,
 )
+from governance.forge.localdb import ForgeDatabase
 from governance.gitrepo import GitRepo
-
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS pulls (
-    number INTEGER PRIMARY KEY,
-    title TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('open', 'closed', 'merged')),
-    head_branch TEXT NOT NULL,
-    base_branch TEXT NOT NULL,
-    draft INTEGER NOT NULL DEFAULT 0,
-    merged_head_sha TEXT,          -- the head at merge time (the branch may move or vanish later)
-    merge_commit_sha TEXT,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS labels (
-    number INTEGER NOT NULL REFERENCES pulls (number),
-    name TEXT NOT NULL,
-    PRIMARY KEY (number, name)
-);
-CREATE TABLE IF NOT EXISTS comments (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    number INTEGER NOT NULL REFERENCES pulls (number),
-    author TEXT NOT NULL,
-    body TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS checks (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    sha TEXT NOT NULL,
-    name TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('queued', 'in_progress', 'completed')),
-    conclusion TEXT,
-    details_url TEXT NOT NULL DEFAULT '',
-    started_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS checks_by_sha ON checks (sha, name);
-"""
 
 CHECK_CONCLUSIONS = frozenset(
     {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"}
@@ -96,62 +55,11 @@ class LocalForge(Forge):
         self.repository_slug = repository_slug
         self.author = author
         self._now = now
-        self.db_path = db_path or repo.git_dir / "gov" / "forge.sqlite3"
-        self._ensure_schema()
+        self.db = ForgeDatabase(db_path or repo.git_dir / "gov" / "forge.sqlite3")
+        self.db_path = self.db.path
 
     def __repr__(self) -> str:
         return f"LocalForge({str(self.db_path)!r}, main_branch={self.main_branch!r})"
-
-    # -- database plumbing ---------------------------------------------------
-
-    @contextmanager
-    def _connect(self, write: bool) -> Iterator[sqlite3.Connection]:
-        """One short-lived connection per operation: no lock outlives a call,
-        and forge objects can be used from any thread."""
-        conn = sqlite3.connect(self.db_path, timeout=30.0, isolation_level=None)
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA foreign_keys = ON")
-            # IMMEDIATE takes the writer lock up front, so read-then-write
-            # sequences (merge, open) cannot be raced by another writer.
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise ForgeError(
-                f"local forge database error: {exc}",
-                f"the database is {self.db_path}; delete it only if you can lose local PR records",
-            ) from exc
-        finally:
-            conn.close()
-
-    def _ensure_schema(self) -> None:
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.db_path, timeout=30.0, isolation_level=None)
-        try:
-            # WAL lets readers proceed while a writer holds the lock; the mode
-            # is persistent, so setting it on every open is cheap.
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("BEGIN IMMEDIATE")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                conn.execute("ROLLBACK")
-                raise ForgeError(
-                    f"local forge database {self.db_path} has schema v{version}, "
-                    f"this gov knows v{SCHEMA_VERSION}",
-                    "upgrade gov",
-                )
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
 
     def _stamp(self) -> str:
         return self._now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -215,7 +123,7 @@ class LocalForge(Forge):
             raise ForgeError(f"no local base branch '{base}'", "pass the main branch name")
         title = title or self.repo.commit_subject(head)
         stamp = self._stamp()
-        with self._connect(write=True) as conn:
+        with self.db.connect(write=True) as conn:
             if conn.execute("SELECT 1 FROM pulls WHERE number = ?", (number,)).fetchone():
                 raise ForgeError(
                     f"local pull request #{number} already exists", "pick another --number"
@@ -232,7 +140,7 @@ class LocalForge(Forge):
             return self._to_pull(conn, self._pull_row(conn, number))
 
     def close_pull(self, number: int) -> PullRequest:
-        with self._connect(write=True) as conn:
+        with self.db.connect(write=True) as conn:
             row = self._pull_row(conn, number)
             if row["state"] == "merged":
                 raise MergeRefusedError(f"PR #{number} is already merged", "nothing to close")
@@ -243,11 +151,11 @@ class LocalForge(Forge):
             return self._to_pull(conn, self._pull_row(conn, number))
 
     def get_pull(self, number: int) -> PullRequest:
-        with self._connect(write=False) as conn:
+        with self.db.connect(write=False) as conn:
             return self._to_pull(conn, self._pull_row(conn, number))
 
     def list_pulls(self, state: PullState | Literal["all"] = "open") -> list[PullRequest]:
-        with self._connect(write=False) as conn:
+        with self.db.connect(write=False) as conn:
             if state == "all":
                 rows = conn.execute("SELECT * FROM pulls ORDER BY number").fetchall()
             else:
@@ -259,20 +167,20 @@ class LocalForge(Forge):
     # -- labels and comments -----------------------------------------------------
 
     def add_label(self, number: int, label: str) -> None:
-        with self._connect(write=True) as conn:
+        with self.db.connect(write=True) as conn:
             self._pull_row(conn, number)
             conn.execute(
                 "INSERT OR IGNORE INTO labels (number, name) VALUES (?, ?)", (number, label)
             )
 
     def remove_label(self, number: int, label: str) -> None:
-        with self._connect(write=True) as conn:
+        with self.db.connect(write=True) as conn:
             self._pull_row(conn, number)
             conn.execute("DELETE FROM labels WHERE number = ? AND name = ?", (number, label))
 
     def post_comment(self, number: int, body: str) -> Comment:
         stamp = self._stamp()
-        with self._connect(write=True) as conn:
+        with self.db.connect(write=True) as conn:
             self._pull_row(conn, number)
             cur = conn.execute(
                 "INSERT INTO comments (number, author, body, created_at) VALUES (?, ?, ?, ?)",
@@ -281,7 +189,7 @@ class LocalForge(Forge):
             return Comment(int(cur.lastrowid or 0), body, self.author, stamp, "OWNER")
 
     def list_comments(self, number: int) -> list[Comment]:
-        with self._connect(write=False) as conn:
+        with self.db.connect(write=False) as conn:
             self._pull_row(conn, number)
             rows = conn.execute(
                 "SELECT * FROM comments WHERE number = ? ORDER BY id", (number,)
@@ -309,7 +217,7 @@ class LocalForge(Forge):
         if status != "completed" and conclusion is not None:
             raise ForgeError(f"a {status} check has no conclusion yet", "drop the conclusion")
         stamp = self._stamp()
-        with self._connect(write=True) as conn:
+        with self.db.connect(write=True) as conn:
             conn.execute(
                 "INSERT INTO checks (sha, name, status, conclusion, details_url, started_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -323,7 +231,7 @@ class LocalForge(Forge):
         if name is not None:
             query += " AND name = ?"
             params += (name,)
-        with self._connect(write=False) as conn:
+        with self.db.connect(write=False) as conn:
             rows = conn.execute(query + " ORDER BY id", params).fetchall()
         return [
             CheckRun(
@@ -372,7 +280,7 @@ class LocalForge(Forge):
         # commit fails the ref is put back and git and the database agree.
         moved: tuple[str, str, str] | None = None  # (ref, old, new) once main moved
         try:
-            with self._connect(write=True) as conn:
+            with self.db.connect(write=True) as conn:
                 pr = self._to_pull(conn, self._pull_row(conn, number))
                 base_ref, base_tip = self._check_mergeable(pr, expected_head_sha)
                 subject = title or f"{pr.title} (#{number})"
