@@ -20,7 +20,14 @@ from governance.diagnostics import Violation
 
 @lru_cache(maxsize=1024)
 def wildcard_pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
+    """The changelog's wildcard: only `*` is special, and it must match the whole key."""
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
+
+
+def wildcard_matches(pattern: str, key: str) -> bool:
+    if "*" in pattern:
+        return wildcard_pattern(pattern).fullmatch(key) is not None
+    return pattern == key
 
 
 def resolve_pattern(pattern: str, known: Sequence[str]) -> list[str]:

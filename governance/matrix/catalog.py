@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from governance import yamlsafe
+from governance.changelog.keys import resolve_pattern
 from governance.diagnostics import Violation
 from governance.matrix.errors import MatrixError, did_you_mean, violation
 from governance.matrix.model import RunnerConfig, RunnerHardware, entry_schema
@@ -386,20 +387,6 @@ def parse_runner_file(source: SourceFile) -> tuple[RunnerData | None, list[Viola
     return RunnerData(dict(config.labels), dict(config.hardware)), []
 
 
-# -- key resolution ---------------------------------------------------------------
-
-
-def processor_wildcard(pattern: str) -> re.Pattern[str]:
-    """The changelog's wildcard (7.3): only `*` is special, full match."""
-    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
-
-
-def wildcard_matches(pattern: str, key: str) -> bool:
-    if "*" in pattern:
-        return processor_wildcard(pattern).fullmatch(key) is not None
-    return pattern == key
-
-
 # -- the catalog ---------------------------------------------------------------------
 
 
@@ -531,8 +518,7 @@ class Catalog:
         """Changelog key resolution (7.3) of one pattern; [] when nothing matches."""
         if "*" not in pattern:
             return [pattern] if pattern in self._owner else []
-        regex = processor_wildcard(pattern)
-        return [key for key in self._owner if regex.fullmatch(key)]
+        return resolve_pattern(pattern, self.keys)
 
     # -- data ----------------------------------------------------------------------
 

@@ -27,8 +27,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from governance import yamlsafe
+from governance.changelog.keys import wildcard_matches
 from governance.diagnostics import Violation
-from governance.matrix.catalog import Catalog, wildcard_matches
+from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError, did_you_mean, violation
 from governance.matrix.expand import AGENTIC, EvalMode, Filters, generate, seq_len_name
 from governance.matrix.model import (
