@@ -3,13 +3,9 @@
 Pure: bytes in, data and located `Violation`s out (sections 1 and 2).
 
 Why lazy: the NVIDIA master file is ~300 KB of YAML and a pure-Python YAML
-parse of it takes seconds. Each top-level key of a master file is a
-self-contained block, so the file is split at column-0 `key:` lines (a
-byte-span scan) and each block is parsed only when asked for. Parsed blocks
-can be cached on disk by the SHA-256 of their bytes (`BlockCache`), so an
-unchanged block is never parsed twice, whichever commit it comes from. Files
-the splitter cannot prove safe (anchors, flow style, directives...) are parsed
-whole; both paths give the same data.
+parse of it takes seconds. Each file is split into per-key blocks
+(`masterfile.py`), each block is parsed only when asked for, and parsed blocks
+can be cached on disk by the SHA-256 of their bytes (`cache.py`).
 
 Positions: a violation points at the offending key (1-based line and column
 in the master file); finding it re-parses only the faulty block with
@@ -19,14 +15,7 @@ ruamel's round-trip loader.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
-import json
-import os
-import re
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -34,357 +23,23 @@ from pydantic import ValidationError
 from governance import yamlsafe
 from governance.changelog.keys import resolve_pattern
 from governance.diagnostics import Violation
+from governance.matrix.cache import BlockCache
 from governance.matrix.errors import MatrixError, did_you_mean, violation
-from governance.matrix.model import RunnerConfig, RunnerHardware, entry_schema
+from governance.matrix.locate import (
+    Locator,
+    pydantic_violations,
+    round_trip,
+    schema_fields,
+    tree_locator,
+)
+from governance.matrix.masterfile import MasterFile, SourceFile, read_master, yaml_violation
+from governance.matrix.model import entry_schema
+from governance.matrix.runners import RunnerData, parse_runner_file
 
 AMD_MASTER = "configs/amd-master.yaml"
 NVIDIA_MASTER = "configs/nvidia-master.yaml"
 MASTER_FILES = (AMD_MASTER, NVIDIA_MASTER)
 RUNNER_FILE = "configs/runners.yaml"
-
-_CACHE_FORMAT = b"gov-matrix-block-v1\0"
-
-
-@dataclass(frozen=True, slots=True)
-class SourceFile:
-    """One input file: repository-relative path and bytes (None = missing)."""
-
-    path: str
-    data: bytes | None
-
-
-# -- on-disk cache -------------------------------------------------------------
-
-
-class BlockCache:
-    """Parsed master-config blocks on disk, keyed by the SHA-256 of the block's
-    bytes. Content addressing makes entries valid forever; only plain JSON
-    data is stored (blocks holding dates, binary... are simply not cached)."""
-
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
-
-    @staticmethod
-    def digest(block: bytes) -> str:
-        return hashlib.sha256(_CACHE_FORMAT + block).hexdigest()
-
-    def _file(self, digest: str) -> Path:
-        return self.directory / digest[:2] / f"{digest}.json"
-
-    def get(self, digest: str) -> Any | None:
-        try:
-            return json.loads(self._file(digest).read_text("utf-8"))
-        except (OSError, ValueError):
-            return None
-
-    def put(self, digest: str, value: Any) -> None:
-        if not _json_plain(value):
-            return
-        target = self._file(digest)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(value, handle, ensure_ascii=False, separators=(",", ":"))
-            os.replace(tmp, target)
-        except OSError:
-            pass  # a cache that cannot be written is only slower
-
-
-def git_blob_id(data: bytes) -> str:
-    """The git blob SHA-1 of `data` (what `git hash-object` prints), so callers
-    can key their own caches by blob id without asking git."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def _json_plain(value: Any) -> bool:
-    """True when a JSON round trip gives back an equal, same-typed value."""
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return value == value and value not in (float("inf"), float("-inf"))
-    if isinstance(value, list):
-        return all(_json_plain(item) for item in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_plain(v) for k, v in value.items())
-    return False
-
-
-# -- splitting a master file into per-key blocks --------------------------------
-
-_KEY_LINE = re.compile(r"(?P<key>[A-Za-z0-9_.][^\s:#]*):(?:[ \t]|$)")
-# anchors, aliases, merge keys or tags would tie blocks together: parse whole.
-_UNSPLITTABLE = re.compile(r"(?:^|[\s\[{,])[&*!][^\s,\]}]|<<\s*:")
-
-
-@dataclass(slots=True)
-class _Block:
-    key: str
-    line: int  # 1-based line of the `key:` line
-    text: str  # the block's source (key line to the line before the next key)
-
-
-@dataclass(slots=True)
-class _MasterFile:
-    path: str
-    text: str
-    blocks: dict[str, _Block] | None  # None: parsed whole (see `whole`)
-    whole: dict[str, Any] | None = None
-    problems: list[Violation] = field(default_factory=list)
-    key_lines: dict[str, tuple[int, int]] = field(default_factory=dict)
-    _rt_whole: Any = None
-
-    @property
-    def keys(self) -> list[str]:
-        if self.blocks is not None:
-            return list(self.blocks)
-        return list(self.whole or {})
-
-
-def _split(text: str) -> tuple[dict[str, _Block], list[tuple[str, int]]] | None:
-    """Blocks per top-level key, plus repeated keys (key, line); None when the
-    file is not in the plain block style this scanner can vouch for."""
-    starts: list[tuple[str, int, int]] = []  # key, line number, char offset
-    offset = 0
-    for number, line in enumerate(text.split("\n"), start=1):
-        first = line[:1]
-        if first and first not in " \t\r#":
-            match = _KEY_LINE.match(line)
-            if match is None:
-                return None
-            starts.append((match.group("key"), number, offset))
-        # comments cannot tie blocks together; code is checked up to a ` #`
-        code = "" if line.lstrip().startswith("#") else line.split(" #", 1)[0]
-        if _UNSPLITTABLE.search(code):
-            return None
-        offset += len(line) + 1
-    if not starts:
-        return None
-    blocks: dict[str, _Block] = {}
-    repeats: list[tuple[str, int]] = []
-    for index, (key, number, start) in enumerate(starts):
-        end = starts[index + 1][2] if index + 1 < len(starts) else len(text)
-        if key in blocks:
-            repeats.append((key, number))
-            continue
-        blocks[key] = _Block(key, number, text[start:end])
-    return blocks, repeats
-
-
-def _yaml_violation(path: str, exc: yamlsafe.YamlLoadError, key: str = "") -> Violation:
-    problem = exc.problem
-    code = "GOV511" if problem.kind == "duplicate-key" else "GOV510"
-    where = f" (config '{key}')" if key else ""
-    return violation(code, f"{path}: {problem.message}{where}", path, problem.line, problem.column)
-
-
-def _read_master(source: SourceFile) -> _MasterFile:
-    path = source.path
-    if source.data is None:
-        missing = _MasterFile(path, "", None, {})
-        missing.problems.append(violation("GOV510", f"Input file '{path}' does not exist.", path))
-        return missing
-    try:
-        text = source.data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        bad = _MasterFile(path, "", None, {})
-        bad.problems.append(violation("GOV510", f"{path} is not UTF-8: {exc}", path))
-        return bad
-    split = _split(text)
-    if split is not None:
-        blocks, repeats = split
-        master = _MasterFile(path, text, blocks)
-        for key, number in repeats:
-            master.problems.append(
-                violation(
-                    "GOV511",
-                    f"duplicate key '{key}' in {path} (first defined on line "
-                    f"{blocks[key].line})",
-                    path,
-                    number,
-                    1,
-                    hint="each config key may be defined once; merge or rename the blocks",
-                )
-            )
-        master.key_lines = {key: (block.line, 1) for key, block in blocks.items()}
-        return master
-    master = _MasterFile(path, text, None)
-    try:
-        data = yamlsafe.load(text)
-    except yamlsafe.YamlLoadError as exc:
-        master.whole = {}
-        master.problems.append(_yaml_violation(path, exc))
-        return master
-    if not isinstance(data, dict):
-        master.whole = {}
-        master.problems.append(
-            violation("GOV510", f"Config file '{path}' must contain a dictionary", path, 1, 1)
-        )
-        return master
-    master.whole = data
-    if data:
-        # positions of top-level keys, needed for key-level violations
-        rt = _round_trip(text, path)
-        master._rt_whole = rt
-        if rt is not None:
-            for key in data:
-                master.key_lines[key] = _key_position(rt, key)
-    return master
-
-
-def _round_trip(text: str, path: str, line_offset: int = 0) -> Any:
-    try:
-        return yamlsafe.load(text, round_trip=True, line_offset=line_offset)
-    except yamlsafe.YamlLoadError:
-        return None
-
-
-def _key_position(mapping: Any, key: Any) -> tuple[int, int]:
-    try:
-        line, column = mapping.lc.key(key)
-    except (AttributeError, KeyError, TypeError):
-        return 0, 0
-    return line + 1, column + 1
-
-
-# -- mapping a pydantic error location to a line/column -------------------------
-
-
-Locator = Callable[[Sequence[Any]], tuple[int, int]]
-
-
-def tree_locator(root: Any, prefix: Sequence[Any] = (), line_offset: int = 0,
-                 default: tuple[int, int] = (0, 0)) -> Locator:
-    """A function mapping an error location to an absolute (line, column)."""
-
-    def locate(loc: Sequence[Any]) -> tuple[int, int]:
-        found = yamlsafe.position(root, [*prefix, *loc]) if root is not None else None
-        if found is None:
-            return default
-        return found[0] + line_offset, found[1]
-
-    return locate
-
-
-_ERROR_CODES = {"extra_forbidden": "GOV513", "missing": "GOV514", "value_error": "GOV516"}
-
-
-def _pydantic_violations(
-    exc: ValidationError,
-    *,
-    path: str,
-    owner: str,
-    locate: Locator,
-    known_fields: Iterable[str] = (),
-    code: str | None = None,
-) -> list[Violation]:
-    """One located violation per pydantic error."""
-    found: list[Violation] = []
-    for error in exc.errors(include_url=False, include_input=False):
-        loc = list(error["loc"])
-        line, column = locate(loc)
-        message = error["msg"].removeprefix("Value error, ")
-        where = ".".join(str(part) for part in loc)
-        kind = _ERROR_CODES.get(error["type"], "GOV515")
-        hint = ""
-        if kind == "GOV513" and loc:
-            hint = did_you_mean(str(loc[-1]), known_fields)
-        text = f"{owner}: {where}: {message}" if where else f"{owner}: {message}"
-        found.append(violation(code or kind, text, path, line, column, hint))
-    return found
-
-
-def _schema_fields(schema: type) -> set[str]:
-    """Every YAML field name a schema family knows (for did-you-mean hints)."""
-    names: set[str] = set()
-    pending = [schema]
-    seen: set[type] = set()
-    while pending:
-        model = pending.pop()
-        if model in seen:
-            continue
-        seen.add(model)
-        for name, info in model.model_fields.items():  # type: ignore[attr-defined]
-            names.add(info.alias or name)
-            for arg in _model_args(info.annotation):
-                pending.append(arg)
-    return names
-
-
-def _model_args(annotation: Any) -> list[type]:
-    from pydantic import BaseModel
-
-    found: list[type] = []
-    stack = [annotation]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, type) and issubclass(item, BaseModel):
-            found.append(item)
-        stack.extend(getattr(item, "__args__", ()) or ())
-    return found
-
-
-# -- runner file -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RunnerData:
-    labels: dict[str, list[str]]
-    hardware: dict[str, RunnerHardware]
-
-
-def parse_runner_file(source: SourceFile) -> tuple[RunnerData | None, list[Violation]]:
-    """Validate the runner file (1.2). Returns the data or the violations."""
-    path = source.path
-    if source.data is None:
-        return None, [violation("GOV520", f"Runner config file '{path}' does not exist.", path)]
-    try:
-        text = source.data.decode("utf-8")
-        raw = yamlsafe.load(text)
-    except UnicodeDecodeError as exc:
-        return None, [violation("GOV520", f"{path} is not UTF-8: {exc}", path)]
-    except yamlsafe.YamlLoadError as exc:
-        problem = exc.problem
-        return None, [
-            violation("GOV520", f"{path}: {problem.message}", path, problem.line, problem.column)
-        ]
-    rt: Any = None
-
-    def where(*loc: Any) -> tuple[int, int]:
-        nonlocal rt
-        if rt is None:
-            rt = _round_trip(text, path)
-        return tree_locator(rt, default=(1, 1))(loc)
-
-    labels = raw.get("labels") if isinstance(raw, dict) else None
-    if not isinstance(labels, dict):
-        line, column = where("labels")
-        message = "Runner config must define a labels mapping"
-        return None, [violation("GOV520", message, path, line, column)]
-    for label, nodes in labels.items():
-        message = ""
-        if not isinstance(nodes, list):
-            message = f"Runner config entry '{label}' must be a list, got {type(nodes).__name__}"
-        elif not all(isinstance(node, str) for node in nodes):
-            message = f"Runner config entry '{label}' must contain only strings"
-        elif not nodes:
-            message = f"Runner config entry '{label}' cannot be an empty list"
-        if message:
-            line, column = where("labels", label)
-            return None, [violation("GOV520", message, path, line, column)]
-    try:
-        config = RunnerConfig.model_validate(raw)
-    except ValidationError as exc:
-        found = _pydantic_violations(
-            exc,
-            path=path,
-            owner="Runner config failed validation",
-            locate=tree_locator(_round_trip(text, path), default=(1, 1)),
-            known_fields=_schema_fields(RunnerConfig),
-            code="GOV520",
-        )
-        return None, found
-    return RunnerData(dict(config.labels), dict(config.hardware)), []
 
 
 # -- the catalog ---------------------------------------------------------------------
@@ -405,11 +60,11 @@ class Catalog:
         *,
         cache: BlockCache | None = None,
     ) -> None:
-        self._files = [_read_master(source) for source in masters]
+        self._files = [read_master(source) for source in masters]
         self._runner_source = runner
         self._runner: tuple[RunnerData | None, list[Violation]] | None = None
         self._cache = cache
-        self._owner: dict[str, _MasterFile] = {}
+        self._owner: dict[str, MasterFile] = {}
         self._file_problems: list[Violation] = []
         self._raw: dict[str, Any] = {}
         self._checked: dict[str, list[Violation]] = {}
@@ -542,7 +197,7 @@ class Catalog:
         try:
             parsed = yamlsafe.load(block.text, line_offset=block.line - 1)
         except yamlsafe.YamlLoadError as exc:
-            self._checked[key] = [_yaml_violation(master.path, exc, key)]
+            self._checked[key] = [yaml_violation(master.path, exc, key)]
             return None
         if not isinstance(parsed, dict) or list(parsed) != [key]:
             # the scanner misjudged the block: fall back to a whole-file parse
@@ -551,12 +206,12 @@ class Catalog:
             self._cache.put(digest, parsed)
         return parsed[key]
 
-    def _parse_whole(self, master: _MasterFile, key: str) -> Any:
+    def _parse_whole(self, master: MasterFile, key: str) -> Any:
         if master.whole is None:
             try:
                 data = yamlsafe.load(master.text)
             except yamlsafe.YamlLoadError as exc:
-                self._checked[key] = [_yaml_violation(master.path, exc, key)]
+                self._checked[key] = [yaml_violation(master.path, exc, key)]
                 return None
             master.whole = data if isinstance(data, dict) else {}
         return master.whole.get(key)
@@ -581,12 +236,12 @@ class Catalog:
             schema.model_validate(raw)
         except ValidationError as exc:
             master = self._owner[key]
-            return _pydantic_violations(
+            return pydantic_violations(
                 exc,
                 path=master.path,
                 owner=f"Master config entry '{key}' failed validation",
                 locate=self._locator(key),
-                known_fields=_schema_fields(schema),
+                known_fields=schema_fields(schema),
             )
         return []
 
@@ -596,10 +251,10 @@ class Catalog:
         default = master.key_lines.get(key, (0, 0))
         if master.blocks is not None:
             block = master.blocks[key]
-            root = _round_trip(block.text, master.path)
+            root = round_trip(block.text, master.path)
             return tree_locator(root, [key], block.line - 1, default)
         if master._rt_whole is None:
-            master._rt_whole = _round_trip(master.text, master.path)
+            master._rt_whole = round_trip(master.text, master.path)
         return tree_locator(master._rt_whole, [key], 0, default)
 
     # -- runner -------------------------------------------------------------------

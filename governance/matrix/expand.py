@@ -17,9 +17,10 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any
 
-from governance.matrix.catalog import Catalog, RunnerData
+from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError, violation
 from governance.matrix.model import SCENARIO_KINDS
+from governance.matrix.runners import RunnerData
 
 FIXED = "fixed-seq-len"
 AGENTIC = "agentic-coding"

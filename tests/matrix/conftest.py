@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, BlockCache, Catalog, SourceFile
+from governance.matrix.cache import BlockCache
+from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog
+from governance.matrix.masterfile import SourceFile
 
 from .corpus import BUNDLE, git_show, need
 

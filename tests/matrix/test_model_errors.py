@@ -10,17 +10,16 @@ import pytest
 
 from governance import yamlsafe
 from governance.diagnostics import Violation
+from governance.matrix.cache import BlockCache
 from governance.matrix.catalog import (
     AMD_MASTER,
     NVIDIA_MASTER,
     RUNNER_FILE,
-    BlockCache,
     Catalog,
-    SourceFile,
-    git_blob_id,
 )
 from governance.matrix.errors import MatrixError
 from governance.matrix.expand import EvalMode, generate
+from governance.matrix.masterfile import SourceFile
 from governance.matrix.plan import config_key_violations, history
 
 RUNNERS = textwrap.dedent(
@@ -359,7 +358,3 @@ def test_block_cache_reuses_parsed_blocks(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(yamlsafe, "load", no_parsing)
     assert second.raw("good-fp8-h200-vllm") == expected
 
-
-def test_git_blob_id_matches_git() -> None:
-    # `printf 'hello\n' | git hash-object --stdin`
-    assert git_blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from governance.gitrepo import GitRepo
-from governance.matrix.catalog import BlockCache
+from governance.matrix.cache import BlockCache
 from governance.matrix.errors import MatrixError
 from governance.matrix.sources import plan_between
 

@@ -1,0 +1,63 @@
+"""Parsed master-config blocks on disk, content-addressed.
+
+An unchanged block is never parsed twice, whichever commit it comes from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+_CACHE_FORMAT = b"gov-matrix-block-v1\0"
+
+
+class BlockCache:
+    """Parsed master-config blocks on disk, keyed by the SHA-256 of the block's
+    bytes. Content addressing makes entries valid forever; only plain JSON
+    data is stored (blocks holding dates, binary... are simply not cached)."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+
+    @staticmethod
+    def digest(block: bytes) -> str:
+        return hashlib.sha256(_CACHE_FORMAT + block).hexdigest()
+
+    def _file(self, digest: str) -> Path:
+        return self.directory / digest[:2] / f"{digest}.json"
+
+    def get(self, digest: str) -> Any | None:
+        try:
+            return json.loads(self._file(digest).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, digest: str, value: Any) -> None:
+        if not _json_plain(value):
+            return
+        target = self._file(digest)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(value, handle, ensure_ascii=False, separators=(",", ":"))
+            os.replace(tmp, target)
+        except OSError:
+            pass  # a cache that cannot be written is only slower
+
+
+def _json_plain(value: Any) -> bool:
+    """True when a JSON round trip gives back an equal, same-typed value."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    if isinstance(value, list):
+        return all(_json_plain(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_plain(v) for k, v in value.items())
+    return False

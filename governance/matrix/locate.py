@@ -1,0 +1,107 @@
+"""Positions for master-config and runner-file findings.
+
+Files are parsed fast without positions; when a finding needs a line and
+column, only the faulty text is re-read with ruamel's round-trip loader, and
+pydantic error locations are walked through that tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from governance import yamlsafe
+from governance.diagnostics import Violation
+from governance.matrix.errors import did_you_mean, violation
+
+
+def round_trip(text: str, path: str, line_offset: int = 0) -> Any:
+    try:
+        return yamlsafe.load(text, round_trip=True, line_offset=line_offset)
+    except yamlsafe.YamlLoadError:
+        return None
+
+
+def key_position(mapping: Any, key: Any) -> tuple[int, int]:
+    try:
+        line, column = mapping.lc.key(key)
+    except (AttributeError, KeyError, TypeError):
+        return 0, 0
+    return line + 1, column + 1
+
+
+Locator = Callable[[Sequence[Any]], tuple[int, int]]
+
+
+def tree_locator(
+    root: Any, prefix: Sequence[Any] = (), line_offset: int = 0, default: tuple[int, int] = (0, 0)
+) -> Locator:
+    """A function mapping an error location to an absolute (line, column)."""
+
+    def locate(loc: Sequence[Any]) -> tuple[int, int]:
+        found = yamlsafe.position(root, [*prefix, *loc]) if root is not None else None
+        if found is None:
+            return default
+        return found[0] + line_offset, found[1]
+
+    return locate
+
+
+_ERROR_CODES = {"extra_forbidden": "GOV513", "missing": "GOV514", "value_error": "GOV516"}
+
+
+def pydantic_violations(
+    exc: ValidationError,
+    *,
+    path: str,
+    owner: str,
+    locate: Locator,
+    known_fields: Iterable[str] = (),
+    code: str | None = None,
+) -> list[Violation]:
+    """One located violation per pydantic error."""
+    found: list[Violation] = []
+    for error in exc.errors(include_url=False, include_input=False):
+        loc = list(error["loc"])
+        line, column = locate(loc)
+        message = error["msg"].removeprefix("Value error, ")
+        where = ".".join(str(part) for part in loc)
+        kind = _ERROR_CODES.get(error["type"], "GOV515")
+        hint = ""
+        if kind == "GOV513" and loc:
+            hint = did_you_mean(str(loc[-1]), known_fields)
+        text = f"{owner}: {where}: {message}" if where else f"{owner}: {message}"
+        found.append(violation(code or kind, text, path, line, column, hint))
+    return found
+
+
+def schema_fields(schema: type) -> set[str]:
+    """Every YAML field name a schema family knows (for did-you-mean hints)."""
+    names: set[str] = set()
+    pending = [schema]
+    seen: set[type] = set()
+    while pending:
+        model = pending.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, info in model.model_fields.items():  # type: ignore[attr-defined]
+            names.add(info.alias or name)
+            for arg in _model_args(info.annotation):
+                pending.append(arg)
+    return names
+
+
+def _model_args(annotation: Any) -> list[type]:
+    from pydantic import BaseModel
+
+    found: list[type] = []
+    stack = [annotation]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            found.append(item)
+        stack.extend(getattr(item, "__args__", ()) or ())
+    return found
