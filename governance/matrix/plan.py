@@ -19,16 +19,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
-from governance import yamlsafe
 from governance.changelog.keys import wildcard_matches
 from governance.diagnostics import Violation
+from governance.matrix.additions import (
+    CHANGELOG_FILE,
+    Additions,
+    Where,
+    changelog_additions,
+    node_position,
+    parse_additions,
+    validate_entries,
+)
+from governance.matrix.append_only import CURVE_IGNORE, append_only_delta, append_only_scope
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError, did_you_mean, violation
 from governance.matrix.expand import AGENTIC, EvalMode, Filters, generate, seq_len_name
@@ -41,10 +47,8 @@ from governance.matrix.model import (
     SweepEntry,
 )
 
-CHANGELOG_FILE = "perf-changelog.yaml"
 # Buckets the CI job families run; rows elsewhere would never be benchmarked.
 DEFAULT_RUN_BUCKETS = ("1k1k", "8k1k", "agentic")
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,\d+)? @@")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,156 +72,11 @@ class PlanResult:
     warnings: list[Violation] = field(default_factory=list)
 
 
-# -- 7.2 reading the changelog additions -----------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Additions:
-    """The `+` lines of the diff: their text and their line numbers in the
-    head changelog (so YAML positions can be reported in the real file)."""
-
-    path: str
-    contents: tuple[str, ...]
-    lines: tuple[int, ...]
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.contents)
-
-    def file_line(self, snippet_line: int) -> int:
-        """Head-file line of a 1-based line of `text`."""
-        if 1 <= snippet_line <= len(self.lines):
-            return self.lines[snippet_line - 1]
-        return self.lines[-1] if self.lines else 0
-
-
-def changelog_additions(diff_text: str, path: str = CHANGELOG_FILE) -> Additions:
-    """Scan a unified diff the way the reference does (7.2 steps 1-2)."""
-    contents: list[str] = []
-    lines: list[int] = []
-    new_line = 0
-    for raw in diff_text.splitlines():
-        hunk = _HUNK.match(raw)
-        if hunk:
-            new_line = int(hunk["start"])
-            continue
-        if raw.startswith("-") and not raw.startswith("---"):
-            content = raw[1:]
-            if content.strip():
-                raise MatrixError([
-                    violation(
-                        "GOV530",
-                        f"Deletions are not allowed in {path}. Only additions to the changelog "
-                        f"are permitted. Found deleted line: {content}",
-                        path,
-                        hint="the changelog is append-only: restore the line and add a new entry",
-                    )
-                ])
-        elif raw.startswith("+") and not raw.startswith("+++"):
-            contents.append(raw[1:])
-            lines.append(new_line)
-            new_line += 1
-        elif raw.startswith(" "):
-            new_line += 1
-    return Additions(path, tuple(contents), tuple(lines))
-
-
-def parse_additions(additions: Additions) -> list[Any]:
-    """7.2 steps 3-4: the added lines as a YAML list (round-trip containers,
-    so later checks can point at lines)."""
-    path = additions.path
-    text = additions.text
-    if not text.strip():
-        raise MatrixError([violation("GOV531", "No additions found in the changelog file.", path)])
-    try:
-        data = yamlsafe.load(text, round_trip=True)
-    except yamlsafe.YamlLoadError as exc:
-        problem = exc.problem
-        line = additions.file_line(problem.line)
-        code = "GOV532" if problem.kind == "duplicate-key" else "GOV531"
-        raise MatrixError(
-            [violation(code, f"{path}: {problem.message}", path, line, problem.column)]
-        ) from exc
-    if not data:
-        raise MatrixError([
-            violation("GOV531", "No valid YAML entries found in the changelog additions.", path)
-        ])
-    if not isinstance(data, list):
-        raise MatrixError([
-            violation(
-                "GOV532",
-                "the changelog additions must form a YAML list of entries",
-                path,
-                additions.lines[0] if additions.lines else 0,
-                1,
-            )
-        ])
-    return data
-
-
-def _position(node: Any, key: Any = None, index: int | None = None) -> tuple[int, int]:
-    """0-based (line, column) of a key or list item in a round-trip node."""
-    lc = getattr(node, "lc", None)
-    try:
-        if lc is not None and key is not None:
-            return lc.key(key)
-        if lc is not None and index is not None:
-            return lc.item(index)
-        if lc is not None:
-            return lc.line, lc.col
-    except (KeyError, IndexError, TypeError, AttributeError):
-        pass
-    return -1, -1
-
-
-class _Where:
-    """Maps round-trip positions to (path, line, column) in the changelog."""
-
-    def __init__(self, path: str, line_map: Sequence[int] | None) -> None:
-        self.path = path
-        self.line_map = line_map
-
-    def __call__(self, position: tuple[int, int]) -> tuple[str, int, int]:
-        line, column = position
-        if line < 0:
-            return self.path, 0, 0
-        if self.line_map is not None:
-            real = self.line_map[line] if line < len(self.line_map) else 0
-            return self.path, real, column + 1
-        return self.path, line + 1, column + 1
-
-
-def validate_entries(raw_entries: Sequence[Any], where: _Where) -> list[SweepEntry]:
-    """7.2.1: every entry against the processor's schema."""
-    entries: list[SweepEntry] = []
-    problems: list[Violation] = []
-    parent = raw_entries
-    for index, raw in enumerate(raw_entries):
-        try:
-            entries.append(SweepEntry.model_validate(raw))
-        except ValidationError as exc:
-            for error in exc.errors(include_url=False, include_input=False):
-                loc = error["loc"]
-                position = _position(parent, index=index)
-                if loc and isinstance(raw, Mapping) and loc[0] in raw:
-                    position = _position(raw, key=loc[0])
-                path, line, column = where(position)
-                field_name = ".".join(str(p) for p in loc)
-                message = error["msg"].removeprefix("Value error, ")
-                text = f"changelog entry {index + 1}: " + (
-                    f"{field_name}: {message}" if field_name else message
-                )
-                problems.append(violation("GOV532", text, path, line, column))
-    if problems:
-        raise MatrixError(problems)
-    return entries
-
-
 # -- 7.3 key resolution -----------------------------------------------------------
 
 
 def resolve_entry_keys(
-    raw: Any, patterns: Sequence[str], catalog: Catalog, where: _Where
+    raw: Any, patterns: Sequence[str], catalog: Catalog, where: Where
 ) -> tuple[list[str], list[Violation]]:
     """An entry's patterns -> exact keys (master order per pattern, first
     occurrence kept), with located violations for patterns that match nothing."""
@@ -227,21 +86,29 @@ def resolve_entry_keys(
     for index, pattern in enumerate(patterns):
         matched = catalog.match_wildcard(pattern)
         if not matched:
-            path, line, column = where(_position(patterns_node, index=index))
+            path, line, column = where(node_position(patterns_node, index=index))
             if "*" in pattern:
-                problems.append(violation(
-                    "GOV502",
-                    f"No config keys matched the wildcard pattern '{pattern}' in master configs.",
-                    path, line, column,
-                    hint="only '*' is a wildcard in changelog config-keys",
-                ))
+                problems.append(
+                    violation(
+                        "GOV502",
+                        f"No config keys matched the wildcard pattern '{pattern}' in master configs.",
+                        path,
+                        line,
+                        column,
+                        hint="only '*' is a wildcard in changelog config-keys",
+                    )
+                )
             else:
-                problems.append(violation(
-                    "GOV501",
-                    f"Config key '{pattern}' not found in master configs.",
-                    path, line, column,
-                    hint=did_you_mean(pattern, catalog.keys),
-                ))
+                problems.append(
+                    violation(
+                        "GOV501",
+                        f"Config key '{pattern}' not found in master configs.",
+                        path,
+                        line,
+                        column,
+                        hint=did_you_mean(pattern, catalog.keys),
+                    )
+                )
         keys.extend(key for key in matched if key not in keys)
     return keys, problems
 
@@ -261,7 +128,7 @@ def config_key_violations(
     `line_map[i]` is the file line of line i (0-based) of the parsed text
     when the entries were parsed from a snippet, None when from the file.
     """
-    where = _Where(changelog_path, line_map)
+    where = Where(changelog_path, line_map)
     problems: list[Violation] = list(catalog.file_violations())
     seen: set[str] = set()
     for raw in entries:
@@ -290,7 +157,7 @@ def build_plan(
     `base` is needed only when the sweep is append-only."""
     additions = changelog_additions(diff_text, options.changelog_path)
     raw_entries = parse_additions(additions)
-    where = _Where(options.changelog_path, additions.lines)
+    where = Where(options.changelog_path, additions.lines)
     entries = validate_entries(raw_entries, where)
     append_only = _sweep_rules(entries, options, additions)
     if options.validate_all:
@@ -309,10 +176,16 @@ def build_plan(
         head.require_valid([key for keys in resolved for key in keys])
     if append_only:
         if base is None:
-            raise MatrixError([violation(
-                "GOV540", "append-only sweeps need the base revision's master configs",
-                options.changelog_path)])
-        _append_only_scope(entries, resolved, head, base)
+            raise MatrixError(
+                [
+                    violation(
+                        "GOV540",
+                        "append-only sweeps need the base revision's master configs",
+                        options.changelog_path,
+                    )
+                ]
+            )
+        append_only_scope(entries, resolved, head, base)
     throughput, evals = _process(entries, resolved, head, base, options)
     if options.trim_conc:
         throughput = trim_conc(throughput)
@@ -326,18 +199,30 @@ def _sweep_rules(entries: list[SweepEntry], options: PlanOptions, additions: Add
     flags = [entry.append_only for entry in entries]
     line = additions.lines[0] if additions.lines else 0
     if any(flags) and not all(flags):
-        raise MatrixError([violation(
-            "GOV533",
-            "append-only entries cannot share a sweep with regular changelog entries",
-            options.changelog_path, line, 1,
-            hint="split the append-only entry into its own pull request",
-        )])
+        raise MatrixError(
+            [
+                violation(
+                    "GOV533",
+                    "append-only entries cannot share a sweep with regular changelog entries",
+                    options.changelog_path,
+                    line,
+                    1,
+                    hint="split the append-only entry into its own pull request",
+                )
+            ]
+        )
     if any(flags) and (options.all_evals or options.evals_only):
-        raise MatrixError([violation(
-            "GOV533",
-            "append-only sweeps cannot use all-evals or evals-only modifiers",
-            options.changelog_path, line, 1,
-        )])
+        raise MatrixError(
+            [
+                violation(
+                    "GOV533",
+                    "append-only sweeps cannot use all-evals or evals-only modifiers",
+                    options.changelog_path,
+                    line,
+                    1,
+                )
+            ]
+        )
     return bool(flags) and all(flags)
 
 
@@ -403,157 +288,6 @@ def _prefill_ep_ok(row: dict[str, Any], minimum: int) -> bool:
     return isinstance(ep, int) and not isinstance(ep, bool) and ep >= minimum
 
 
-# -- 7.7 append-only ----------------------------------------------------------------
-
-
-def _fail(code: str, message: str) -> MatrixError:
-    return MatrixError([violation(code, message)])
-
-
-def _append_only_scope(
-    entries: list[SweepEntry], resolved: list[list[str]], head: Catalog, base: Catalog
-) -> None:
-    base.require_valid()
-    selected: dict[str, set[str]] = {}
-    for entry, keys in zip(entries, resolved, strict=True):
-        for key in keys:
-            selected.setdefault(key, set()).update(entry.scenarios)
-    missing = sorted(key for key in selected if key not in base)
-    if missing:
-        raise _fail(
-            "GOV540",
-            "append-only requires every selected config to exist in the base revision; "
-            f"missing: {missing!r}",
-        )
-    all_keys = list(dict.fromkeys([*base.keys, *head.keys]))
-    changed = sorted(
-        key for key in all_keys
-        if key not in selected and _raw_or_none(base, key) != _raw_or_none(head, key)
-    )
-    if changed:
-        raise _fail(
-            "GOV541",
-            f"append-only PR changed configs not selected by its changelog entry: {changed!r}",
-        )
-    for key, kinds in selected.items():
-        old, new = base.raw(key), head.raw(key)
-        old_scenarios, new_scenarios = old.get("scenarios") or {}, new.get("scenarios") or {}
-        if set(old_scenarios) != set(new_scenarios):
-            raise _fail("GOV541", f"append-only added or removed a scenario in config {key!r}")
-        outside = [kind for kind in old_scenarios if kind not in kinds]
-        if outside and any(
-            old.get(name) != new.get(name)
-            for name in set(old) | set(new)
-            if name != "scenarios"
-        ):
-            raise _fail(
-                "GOV541",
-                "append-only changed config-wide fields that can affect scenarios outside "
-                f"its changelog scope: {key!r}",
-            )
-        for kind in outside:
-            if old_scenarios.get(kind) != new_scenarios.get(kind):
-                raise _fail(
-                    "GOV541",
-                    f"append-only changed a scenario outside its changelog scope: "
-                    f"{key!r} / {kind!r}",
-                )
-
-
-def _raw_or_none(catalog: Catalog, key: str) -> Any:
-    return catalog.raw(key) if key in catalog else None
-
-
-_CURVE_IGNORE = ("conc", "exp-name", "recipe-fingerprint")
-
-
-def _points(row: dict[str, Any]) -> set[int]:
-    conc = row.get("conc")
-    if isinstance(conc, list):
-        if conc and all(isinstance(c, int) and not isinstance(c, bool) for c in conc):
-            return set(conc)
-    elif isinstance(conc, int) and not isinstance(conc, bool):
-        return {conc}
-    raise _fail("GOV542", f"append-only matrix entry has invalid concurrency value: {conc!r}")
-
-
-def _curve(row: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in row.items() if k not in _CURVE_IGNORE}, sort_keys=True)
-
-
-def append_only_delta(
-    base_rows: list[dict[str, Any]], head_rows: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """Only the new points of existing (or same-series) curves (7.7)."""
-    base: dict[str, set[int]] = {}
-    for row in base_rows:
-        base.setdefault(_curve(row), set()).update(_points(row))
-    head: dict[str, set[int]] = {}
-    for row in head_rows:
-        head.setdefault(_curve(row), set()).update(_points(row))
-    if not base:
-        raise _fail("GOV542", "append-only requires an existing curve in the base revision")
-    for curve, points in base.items():
-        if curve not in head:
-            raise _fail("GOV542", "append-only may not remove or modify existing generated recipes")
-        lost = points - head[curve]
-        if lost:
-            raise _fail(
-                "GOV542",
-                f"append-only may not remove existing concurrency points: {sorted(lost)!r}",
-            )
-    delta: list[dict[str, Any]] = []
-    emitted: dict[str, set[int]] = {}
-    for row in head_rows:
-        curve = _curve(row)
-        added = head[curve] - base.get(curve, set())
-        done = emitted.setdefault(curve, set())
-        if isinstance(row["conc"], list):
-            keep: list[int] = []
-            for value in row["conc"]:
-                if value in added and value not in done:
-                    keep.append(value)
-                    done.add(value)
-            if keep:
-                delta.append({**row, "conc": keep})
-        elif row["conc"] in added and row["conc"] not in done:
-            done.add(row["conc"])
-            delta.append(row)
-    if not delta:
-        raise _fail("GOV542", "append-only did not add any generated points")
-    base_images: dict[tuple[Any, ...], set[Any]] = {}
-    for row in base_rows:
-        base_images.setdefault(_visual_series(row), set()).add(row.get("image"))
-    for row in delta:
-        image = row.get("image")
-        if image is None or base_images.get(_visual_series(row)) != {image}:
-            raise _fail(
-                "GOV542",
-                "append-only additions must belong to an existing visual curve with one "
-                "unchanged non-null image",
-            )
-    return delta
-
-
-def _visual_series(row: dict[str, Any]) -> tuple[Any, ...]:
-    agentic = row.get("scenario-type") == AGENTIC
-    offloading = row.get("kv-offloading")
-
-    def hardware(worker: str) -> Any:
-        value = row.get(worker)
-        return value.get("hardware") if isinstance(value, dict) else None
-
-    return (
-        row.get("model"), row.get("model-prefix"), row.get("precision"), row.get("framework"),
-        row.get("runner"), bool(row.get("disagg")),
-        "agentic_traces" if agentic else "single_turn",
-        None if agentic else row.get("isl"), None if agentic else row.get("osl"),
-        "off" if offloading in (None, "", "none") else "on",
-        "" if agentic else row.get("spec-decoding", "none"),
-        hardware("prefill"), hardware("decode"),
-    )
-
-
 # -- 7.8 assembling ---------------------------------------------------------------
 
 
@@ -583,7 +317,7 @@ def trim_conc(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def recipe_fingerprint(row: dict[str, Any]) -> str:
     """7.8.2: SHA-256 of the canonical JSON of the row without conc/exp-name."""
-    recipe = {k: v for k, v in row.items() if k not in _CURVE_IGNORE}
+    recipe = {k: v for k, v in row.items() if k not in CURVE_IGNORE}
     text = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -615,7 +349,10 @@ def assemble(
             bucket = seq_len_name(row["isl"], row["osl"])
         (multi if multinode else single).setdefault(bucket, []).append(normalise_row(row))
     split: dict[str, list[dict[str, Any]]] = {
-        "evals": [], "agentic_evals": [], "multinode_evals": [], "multinode_agentic_evals": [],
+        "evals": [],
+        "agentic_evals": [],
+        "multinode_evals": [],
+        "multinode_agentic_evals": [],
     }
     for row in evals:
         agentic = row.get("scenario-type") == AGENTIC
@@ -644,14 +381,16 @@ def unrun_bucket_warnings(document: dict[str, Any], options: PlanOptions) -> lis
         for bucket, rows in document[section].items():
             if bucket not in options.run_buckets:
                 keys = sorted({row["model-prefix"] for row in rows})
-                warnings.append(violation(
-                    "GOV550",
-                    f"{len(rows)} {section} row(s) in bucket '{bucket}' (model prefixes: "
-                    f"{', '.join(keys)}) use a sequence length no job family runs",
-                    options.changelog_path,
-                    hint="use 1k1k (1024/1024) or 8k1k (8192/1024), or add a job for "
-                    f"'{bucket}'",
-                ))
+                warnings.append(
+                    violation(
+                        "GOV550",
+                        f"{len(rows)} {section} row(s) in bucket '{bucket}' (model prefixes: "
+                        f"{', '.join(keys)}) use a sequence length no job family runs",
+                        options.changelog_path,
+                        hint="use 1k1k (1024/1024) or 8k1k (8192/1024), or add a job for "
+                        f"'{bucket}'",
+                    )
+                )
     return warnings
 
 
@@ -673,9 +412,7 @@ def history(config_key: str, entries: Sequence[Any]) -> list[HistoryItem]:
         patterns = entry.get("config-keys") if isinstance(entry, Mapping) else None
         if not isinstance(patterns, list):
             continue
-        hits = tuple(
-            p for p in patterns if isinstance(p, str) and wildcard_matches(p, config_key)
-        )
+        hits = tuple(p for p in patterns if isinstance(p, str) and wildcard_matches(p, config_key))
         if hits:
             found.append(HistoryItem(index, entry, hits))
     return found

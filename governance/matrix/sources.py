@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from governance.gitrepo import GitRepo
+from governance.matrix.additions import CHANGELOG_FILE
 from governance.matrix.cache import BlockCache
 from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog
 from governance.matrix.expand import EvalMode, Filters, generate
 from governance.matrix.masterfile import SourceFile
-from governance.matrix.plan import CHANGELOG_FILE, PlanOptions, PlanResult, build_plan
+from governance.matrix.plan import PlanOptions, PlanResult, build_plan
 
 CACHE_SUBDIR = Path("gov") / "matrix-cache"
 

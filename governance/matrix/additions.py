@@ -1,0 +1,166 @@
+"""Spec 7.2: the changelog entries a change appends, read from the `+` lines
+of `git diff base head -- perf-changelog.yaml`, parsed and validated, with
+positions mapped back to lines of the changelog file."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from governance import yamlsafe
+from governance.diagnostics import Violation
+from governance.matrix.errors import MatrixError, violation
+from governance.matrix.model import SweepEntry
+
+CHANGELOG_FILE = "perf-changelog.yaml"
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,\d+)? @@")
+
+
+@dataclass(frozen=True, slots=True)
+class Additions:
+    """The `+` lines of the diff: their text and their line numbers in the
+    head changelog (so YAML positions can be reported in the real file)."""
+
+    path: str
+    contents: tuple[str, ...]
+    lines: tuple[int, ...]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.contents)
+
+    def file_line(self, snippet_line: int) -> int:
+        """Head-file line of a 1-based line of `text`."""
+        if 1 <= snippet_line <= len(self.lines):
+            return self.lines[snippet_line - 1]
+        return self.lines[-1] if self.lines else 0
+
+
+def changelog_additions(diff_text: str, path: str = CHANGELOG_FILE) -> Additions:
+    """Scan a unified diff the way the reference does (7.2 steps 1-2)."""
+    contents: list[str] = []
+    lines: list[int] = []
+    new_line = 0
+    for raw in diff_text.splitlines():
+        hunk = _HUNK.match(raw)
+        if hunk:
+            new_line = int(hunk["start"])
+            continue
+        if raw.startswith("-") and not raw.startswith("---"):
+            content = raw[1:]
+            if content.strip():
+                raise MatrixError(
+                    [
+                        violation(
+                            "GOV530",
+                            f"Deletions are not allowed in {path}. Only additions to the changelog "
+                            f"are permitted. Found deleted line: {content}",
+                            path,
+                            hint="the changelog is append-only: restore the line and add a new entry",
+                        )
+                    ]
+                )
+        elif raw.startswith("+") and not raw.startswith("+++"):
+            contents.append(raw[1:])
+            lines.append(new_line)
+            new_line += 1
+        elif raw.startswith(" "):
+            new_line += 1
+    return Additions(path, tuple(contents), tuple(lines))
+
+
+def parse_additions(additions: Additions) -> list[Any]:
+    """7.2 steps 3-4: the added lines as a YAML list (round-trip containers,
+    so later checks can point at lines)."""
+    path = additions.path
+    text = additions.text
+    if not text.strip():
+        raise MatrixError([violation("GOV531", "No additions found in the changelog file.", path)])
+    try:
+        data = yamlsafe.load(text, round_trip=True)
+    except yamlsafe.YamlLoadError as exc:
+        problem = exc.problem
+        line = additions.file_line(problem.line)
+        code = "GOV532" if problem.kind == "duplicate-key" else "GOV531"
+        raise MatrixError(
+            [violation(code, f"{path}: {problem.message}", path, line, problem.column)]
+        ) from exc
+    if not data:
+        raise MatrixError(
+            [violation("GOV531", "No valid YAML entries found in the changelog additions.", path)]
+        )
+    if not isinstance(data, list):
+        raise MatrixError(
+            [
+                violation(
+                    "GOV532",
+                    "the changelog additions must form a YAML list of entries",
+                    path,
+                    additions.lines[0] if additions.lines else 0,
+                    1,
+                )
+            ]
+        )
+    return data
+
+
+def node_position(node: Any, key: Any = None, index: int | None = None) -> tuple[int, int]:
+    """0-based (line, column) of a key or list item in a round-trip node."""
+    lc = getattr(node, "lc", None)
+    try:
+        if lc is not None and key is not None:
+            return lc.key(key)
+        if lc is not None and index is not None:
+            return lc.item(index)
+        if lc is not None:
+            return lc.line, lc.col
+    except (KeyError, IndexError, TypeError, AttributeError):
+        pass
+    return -1, -1
+
+
+class Where:
+    """Maps round-trip positions to (path, line, column) in the changelog."""
+
+    def __init__(self, path: str, line_map: Sequence[int] | None) -> None:
+        self.path = path
+        self.line_map = line_map
+
+    def __call__(self, position: tuple[int, int]) -> tuple[str, int, int]:
+        line, column = position
+        if line < 0:
+            return self.path, 0, 0
+        if self.line_map is not None:
+            real = self.line_map[line] if line < len(self.line_map) else 0
+            return self.path, real, column + 1
+        return self.path, line + 1, column + 1
+
+
+def validate_entries(raw_entries: Sequence[Any], where: Where) -> list[SweepEntry]:
+    """7.2.1: every entry against the processor's schema."""
+    entries: list[SweepEntry] = []
+    problems: list[Violation] = []
+    parent = raw_entries
+    for index, raw in enumerate(raw_entries):
+        try:
+            entries.append(SweepEntry.model_validate(raw))
+        except ValidationError as exc:
+            for error in exc.errors(include_url=False, include_input=False):
+                loc = error["loc"]
+                position = node_position(parent, index=index)
+                if loc and isinstance(raw, Mapping) and loc[0] in raw:
+                    position = node_position(raw, key=loc[0])
+                path, line, column = where(position)
+                field_name = ".".join(str(p) for p in loc)
+                message = error["msg"].removeprefix("Value error, ")
+                text = f"changelog entry {index + 1}: " + (
+                    f"{field_name}: {message}" if field_name else message
+                )
+                problems.append(violation("GOV532", text, path, line, column))
+    if problems:
+        raise MatrixError(problems)
+    return entries
