@@ -39,9 +39,23 @@ def _entry_schema() -> dict:
 
 def _extra_schemas() -> dict[str, Callable[[], dict]]:
     """Schemas of the matrix engine: master configs, runners, the plan document."""
-    from governance.matrix.model import json_schemas
+    from governance.matrix.model import (
+        MultiNodeMasterConfigEntry,
+        RunnerConfig,
+        SingleNodeMasterConfigEntry,
+    )
+    from governance.matrix.rows import PlanDocument
 
-    return {name: (lambda schema=schema: schema) for name, schema in json_schemas().items()}
+    models = {
+        "matrix-master-config-single-node.schema.json": SingleNodeMasterConfigEntry,
+        "matrix-master-config-multi-node.schema.json": MultiNodeMasterConfigEntry,
+        "matrix-runners.schema.json": RunnerConfig,
+        "matrix-plan.schema.json": PlanDocument,
+    }
+    return {
+        name: (lambda model=model: model.model_json_schema(by_alias=True))
+        for name, model in models.items()
+    }
 
 
 def generators() -> dict[str, Callable[[], dict]]:

@@ -26,12 +26,12 @@ from pydantic import (
 )
 
 
-def _kebab(name: str) -> str:
+def kebab(name: str) -> str:
     return name.replace("_", "-")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=False)
+    model_config = ConfigDict(extra="forbid", alias_generator=kebab, populate_by_name=False)
 
 
 PositiveStrictInt = Annotated[int, Field(strict=True, gt=0)]
@@ -50,8 +50,7 @@ MSG_CONC_NEITHER = "Must specify either 'conc-list' list or both 'conc-start' an
 MSG_CONC_RANGE_POSITIVE = "Input 'conc-start' and 'conc-end' must be greater than 0."
 MSG_CONC_LIST_POSITIVE = "Input 'conc-list' entries must be greater than 0."
 MSG_IMAGE_VERSION = (
-    "component version must be a release, package version, or source commit, "
-    "not an image reference"
+    "component version must be a release, package version, or source commit, not an image reference"
 )
 
 
@@ -319,8 +318,10 @@ class _EntryBase(_Strict):
                 )
         if not multinode and any(getattr(e, "kv_p2p_transfer", None) for e in entries):
             raise ValueError("kv-p2p-transfer is only valid when multinode=true")
-        if getattr(self, "disagg", False) and top_transfer is None and (
-            not entries or any(getattr(e, "kv_p2p_transfer", None) is None for e in entries)
+        if (
+            getattr(self, "disagg", False)
+            and top_transfer is None
+            and (not entries or any(getattr(e, "kv_p2p_transfer", None) is None for e in entries))
         ):
             raise ValueError(
                 "disagg=true requires kv-p2p-transfer at the top level or in every "
@@ -415,175 +416,3 @@ class SweepEntry(_Strict):
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, exclude_none=True)
-
-
-# -- normalised output rows and the plan document (7.9) ----------------------
-# Field order here *is* the output key order; None-valued optionals are omitted.
-
-
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=False)
-
-    def dump(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True)
-
-
-class OutRouter(_Out):
-    name: str
-    version: str
-
-
-class OutBackend(_Out):
-    name: str
-    version: str | None = None
-
-
-class OutWorker(_Out):
-    num_worker: int
-    tp: int
-    pp: int = 1
-    dcp_size: int = 1
-    pcp_size: int = 1
-    ep: int
-    dp_attn: bool
-    hardware: str | None = None
-    additional_settings: list[str] = Field(default_factory=list)
-
-
-class SingleNodeRow(_Out):
-    image: str
-    model: str
-    model_prefix: str
-    precision: str
-    framework: str
-    spec_decoding: str
-    runner: str
-    isl: int
-    osl: int
-    tp: int
-    pp: int
-    dcp_size: int
-    pcp_size: int
-    ep: int
-    dp_attn: bool
-    conc: int
-    max_model_len: int
-    exp_name: str
-    disagg: bool
-    run_eval: bool
-    eval_only: bool = False
-    router: OutRouter | None = None
-    recipe_fingerprint: str | None = None
-
-
-class MultiNodeRow(_Out):
-    image: str
-    model: str
-    model_prefix: str
-    precision: str
-    framework: str
-    spec_decoding: str
-    runner: str
-    isl: int
-    osl: int
-    prefill: OutWorker
-    decode: OutWorker
-    conc: list[int]
-    max_model_len: int
-    exp_name: str
-    disagg: bool
-    run_eval: bool
-    eval_only: bool = False
-    eval_conc: int | None = None
-    eval_all_concs: bool = False
-    router: OutRouter | None = None
-    kv_p2p_transfer: str | None = None
-    recipe_fingerprint: str | None = None
-
-
-class AgenticRow(_Out):
-    image: str
-    model: str
-    model_prefix: str
-    precision: str
-    framework: str
-    runner: str
-    tp: int
-    pp: int
-    dcp_size: int
-    pcp_size: int
-    ep: int
-    dp_attn: bool
-    spec_decoding: str
-    conc: int
-    kv_offloading: str
-    kv_offload_backend: OutBackend | None = None
-    router: OutRouter | None = None
-    total_cpu_dram_gb: int
-    duration: int
-    exp_name: str
-    scenario_type: Literal["agentic-coding"]
-    run_eval: bool | None = None
-    eval_only: bool | None = None
-    recipe_fingerprint: str | None = None
-
-
-class MultiNodeAgenticRow(_Out):
-    image: str
-    model: str
-    model_prefix: str
-    precision: str
-    framework: str
-    spec_decoding: str
-    runner: str
-    prefill: OutWorker
-    decode: OutWorker
-    conc: list[int]
-    kv_offloading: str
-    kv_offload_backend: OutBackend | None = None
-    router: OutRouter | None = None
-    kv_p2p_transfer: str | None = None
-    total_cpu_dram_gb: int
-    duration: int
-    exp_name: str
-    disagg: bool
-    scenario_type: Literal["agentic-coding"]
-    run_eval: bool | None = None
-    eval_only: bool | None = None
-    eval_conc: int | None = None
-    recipe_fingerprint: str | None = None
-
-
-class ChangelogMetadata(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    base_ref: str
-    head_ref: str
-    entries: list[SweepEntry]
-
-
-class PlanDocument(BaseModel):
-    """The reference-shaped sweep document (7.8, 7.9). Used for the JSON schema;
-    `plan` builds the dict directly with the row models above."""
-
-    model_config = ConfigDict(extra="forbid")
-    single_node: dict[str, list[SingleNodeRow | AgenticRow]]
-    multi_node: dict[str, list[MultiNodeRow | MultiNodeAgenticRow]]
-    evals: list[SingleNodeRow]
-    agentic_evals: list[AgenticRow]
-    multinode_evals: list[MultiNodeRow]
-    multinode_agentic_evals: list[MultiNodeAgenticRow]
-    changelog_metadata: ChangelogMetadata
-
-
-def json_schemas() -> dict[str, dict[str, Any]]:
-    """JSON Schemas of the matrix models, by file name under `schemas/`."""
-    return {
-        "matrix-master-config-single-node.schema.json": (
-            SingleNodeMasterConfigEntry.model_json_schema(by_alias=True)
-        ),
-        "matrix-master-config-multi-node.schema.json": (
-            MultiNodeMasterConfigEntry.model_json_schema(by_alias=True)
-        ),
-        "matrix-runners.schema.json": RunnerConfig.model_json_schema(by_alias=True),
-        "matrix-plan.schema.json": PlanDocument.model_json_schema(by_alias=True),
-    }
