@@ -7,8 +7,7 @@ from typing import Any
 
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError, violation
-from governance.matrix.expand import AGENTIC
-from governance.matrix.model import SweepEntry
+from governance.matrix.model import AGENTIC, SweepEntry
 
 
 def _fail(code: str, message: str) -> MatrixError:

@@ -9,8 +9,7 @@ grouping (7.6).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
@@ -19,17 +18,13 @@ from typing import Any
 
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError, violation
-from governance.matrix.model import SCENARIO_KINDS
+from governance.matrix.evals import expand_all_evals, mark_evals
+from governance.matrix.model import AGENTIC, FIXED, SCENARIO_KINDS
 from governance.matrix.runners import RunnerData
 
-FIXED = "fixed-seq-len"
-AGENTIC = "agentic-coding"
-MIN_EVAL_CONC = 16
 AGENTIC_DURATION = 3600
 DRAM_CAP_MIB = 2_861_022  # 3 TB (decimal) expressed in MiB
 SEQ_LEN_NAMES = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
-# keys that do not change what is being measured (6.1 "parallelism identity")
-EVAL_KEYS = ("conc", "run-eval", "eval-only", "eval-conc", "eval-all-concs", "exp-name")
 
 
 class EvalMode(StrEnum):
@@ -74,12 +69,6 @@ def conc_range(start: int, end: int) -> list[int]:
         current = min(current * 2, end)
         values.append(current)
     return values
-
-
-def identity(row: dict[str, Any], ignore: Iterable[str] = EVAL_KEYS) -> str:
-    """Structural identity of a row without the given keys (hashable)."""
-    skip = set(ignore)
-    return json.dumps({k: v for k, v in row.items() if k not in skip}, sort_keys=True)
 
 
 def generate(
@@ -230,54 +219,65 @@ def _head(config: dict[str, Any], runner: str) -> dict[str, Any]:
     }
 
 
-def _add_components(row: dict[str, Any], entry: dict[str, Any], config: dict[str, Any],
-                    fields: Sequence[str]) -> None:
+def _add_components(
+    row: dict[str, Any], entry: dict[str, Any], config: dict[str, Any], fields: Sequence[str]
+) -> None:
     for field in fields:
         value = _scoped(entry, config, field)
         if value is not None:
             row[field] = value
 
 
-def _single_node_fixed_row(config: dict[str, Any], block: dict[str, Any],
-                           entry: dict[str, Any], conc: int, runner: str) -> dict[str, Any]:
+def _single_node_fixed_row(
+    config: dict[str, Any], block: dict[str, Any], entry: dict[str, Any], conc: int, runner: str
+) -> dict[str, Any]:
     isl, osl = block["isl"], block["osl"]
     row = _head(config, runner)
-    row.update({
-        "isl": isl,
-        "osl": osl,
-        "tp": entry["tp"],
-        "pp": entry.get("pp", 1),
-        "dcp-size": entry.get("dcp-size", 1),
-        "pcp-size": entry.get("pcp-size", 1),
-        "conc": conc,
-        "max-model-len": isl + osl + 256,
-        "ep": entry.get("ep", 1),
-        "dp-attn": entry.get("dp-attn", False),
-        "spec-decoding": entry.get("spec-decoding", "none"),
-        "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
-        "disagg": config.get("disagg", False),
-        "run-eval": False,
-    })
+    row.update(
+        {
+            "isl": isl,
+            "osl": osl,
+            "tp": entry["tp"],
+            "pp": entry.get("pp", 1),
+            "dcp-size": entry.get("dcp-size", 1),
+            "pcp-size": entry.get("pcp-size", 1),
+            "conc": conc,
+            "max-model-len": isl + osl + 256,
+            "ep": entry.get("ep", 1),
+            "dp-attn": entry.get("dp-attn", False),
+            "spec-decoding": entry.get("spec-decoding", "none"),
+            "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
+            "disagg": config.get("disagg", False),
+            "run-eval": False,
+        }
+    )
     _add_components(row, entry, config, ("router",))
     return row
 
 
-def _multinode_fixed_row(config: dict[str, Any], block: dict[str, Any], entry: dict[str, Any],
-                         concs: list[int], runner: str) -> dict[str, Any]:
+def _multinode_fixed_row(
+    config: dict[str, Any],
+    block: dict[str, Any],
+    entry: dict[str, Any],
+    concs: list[int],
+    runner: str,
+) -> dict[str, Any]:
     isl, osl = block["isl"], block["osl"]
     row = _head(config, runner)
-    row.update({
-        "isl": isl,
-        "osl": osl,
-        "spec-decoding": entry.get("spec-decoding", "none"),
-        "prefill": _worker(entry["prefill"]),
-        "decode": _worker(entry["decode"]),
-        "conc": list(concs),
-        "max-model-len": isl + osl + 256,
-        "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
-        "disagg": config.get("disagg", False),
-        "run-eval": False,
-    })
+    row.update(
+        {
+            "isl": isl,
+            "osl": osl,
+            "spec-decoding": entry.get("spec-decoding", "none"),
+            "prefill": _worker(entry["prefill"]),
+            "decode": _worker(entry["decode"]),
+            "conc": list(concs),
+            "max-model-len": isl + osl + 256,
+            "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
+            "disagg": config.get("disagg", False),
+            "run-eval": False,
+        }
+    )
     _add_components(row, entry, config, ("router", "kv-p2p-transfer"))
     return row
 
@@ -288,29 +288,32 @@ def _offload_tag(entry: dict[str, Any], offloading: str) -> str:
     return f"kv{offloading}-{entry['kv-offload-backend']['name']}"
 
 
-def _single_node_agentic_row(config: dict[str, Any], entry: dict[str, Any], conc: int,
-                             budget: int, runner: str) -> dict[str, Any]:
+def _single_node_agentic_row(
+    config: dict[str, Any], entry: dict[str, Any], conc: int, budget: int, runner: str
+) -> dict[str, Any]:
     spec = entry.get("spec-decoding", "none")
     offloading = entry["kv-offloading"]
     name = f"{config['model-prefix']}_tp{entry['tp']}_conc{conc}_{_offload_tag(entry, offloading)}"
     if spec != "none":
         name += f"_spec-{spec}"
     row = _head(config, runner)
-    row.update({
-        "tp": entry["tp"],
-        "pp": entry.get("pp", 1),
-        "dcp-size": entry.get("dcp-size", 1),
-        "pcp-size": entry.get("pcp-size", 1),
-        "ep": entry.get("ep", 1),
-        "dp-attn": entry.get("dp-attn", False),
-        "spec-decoding": spec,
-        "conc": conc,
-        "kv-offloading": offloading,
-        "total-cpu-dram-gb": budget,
-        "duration": AGENTIC_DURATION,
-        "exp-name": name,
-        "scenario-type": AGENTIC,
-    })
+    row.update(
+        {
+            "tp": entry["tp"],
+            "pp": entry.get("pp", 1),
+            "dcp-size": entry.get("dcp-size", 1),
+            "pcp-size": entry.get("pcp-size", 1),
+            "ep": entry.get("ep", 1),
+            "dp-attn": entry.get("dp-attn", False),
+            "spec-decoding": spec,
+            "conc": conc,
+            "kv-offloading": offloading,
+            "total-cpu-dram-gb": budget,
+            "duration": AGENTIC_DURATION,
+            "exp-name": name,
+            "scenario-type": AGENTIC,
+        }
+    )
     if entry.get("kv-offload-backend") is not None:
         row["kv-offload-backend"] = dict(entry["kv-offload-backend"])
     _add_components(row, entry, config, ("router",))
@@ -326,8 +329,9 @@ def _worker_tag(letter: str, worker: dict[str, Any]) -> str:
     return tag
 
 
-def _multinode_agentic_row(config: dict[str, Any], entry: dict[str, Any], concs: list[int],
-                           budget: int, runner: str) -> dict[str, Any]:
+def _multinode_agentic_row(
+    config: dict[str, Any], entry: dict[str, Any], concs: list[int], budget: int, runner: str
+) -> dict[str, Any]:
     offloading = entry.get("kv-offloading") or "none"
     prefill, decode = entry["prefill"], entry["decode"]
     name = (
@@ -337,18 +341,20 @@ def _multinode_agentic_row(config: dict[str, Any], entry: dict[str, Any], concs:
     if offloading != "none":
         name += "_" + _offload_tag(entry, offloading)
     row = _head(config, runner)
-    row.update({
-        "spec-decoding": entry.get("spec-decoding", "none"),
-        "prefill": _worker(prefill),
-        "decode": _worker(decode),
-        "conc": list(concs),
-        "kv-offloading": offloading,
-        "total-cpu-dram-gb": budget,
-        "duration": AGENTIC_DURATION,
-        "exp-name": name,
-        "disagg": config.get("disagg", False),
-        "scenario-type": AGENTIC,
-    })
+    row.update(
+        {
+            "spec-decoding": entry.get("spec-decoding", "none"),
+            "prefill": _worker(prefill),
+            "decode": _worker(decode),
+            "conc": list(concs),
+            "kv-offloading": offloading,
+            "total-cpu-dram-gb": budget,
+            "duration": AGENTIC_DURATION,
+            "exp-name": name,
+            "disagg": config.get("disagg", False),
+            "scenario-type": AGENTIC,
+        }
+    )
     if entry.get("kv-offload-backend") is not None:
         row["kv-offload-backend"] = dict(entry["kv-offload-backend"])
     _add_components(row, entry, config, ("router", "kv-p2p-transfer"))
@@ -358,8 +364,15 @@ def _multinode_agentic_row(config: dict[str, Any], entry: dict[str, Any], concs:
 # -- DRAM budget (3.6) -----------------------------------------------------------
 
 
-def _dram_budget(catalog: Catalog, key: str, config: dict[str, Any], block: dict[str, Any],
-                 entry: dict[str, Any], runner: RunnerData, where: tuple[Any, ...]) -> int:
+def _dram_budget(
+    catalog: Catalog,
+    key: str,
+    config: dict[str, Any],
+    block: dict[str, Any],
+    entry: dict[str, Any],
+    runner: RunnerData,
+    where: tuple[Any, ...],
+) -> int:
     if entry.get("kv-offloading") != "dram":
         return 0
     label = config["runner"]
@@ -385,14 +398,16 @@ def _dram_budget(catalog: Catalog, key: str, config: dict[str, Any], block: dict
                 raise fail(
                     f"worker tp*pp*pcp-size={size} spans multiple nodes but is not a multiple "
                     f"of gpus-per-node={gpus}",
-                    "scenarios", *where,
+                    "scenarios",
+                    *where,
                 )
             count = gpus
         else:
             if gpus % size:
                 raise fail(
                     f"worker tp*pp*pcp-size={size} does not divide gpus-per-node={gpus} evenly",
-                    "scenarios", *where,
+                    "scenarios",
+                    *where,
                 )
             count = size
     else:
@@ -402,109 +417,11 @@ def _dram_budget(catalog: Catalog, key: str, config: dict[str, Any], block: dict
             raise fail(
                 f"tp={tp} with pp={pp} and pcp-size={pcp} requires {count} GPUs and exceeds "
                 f"gpus-per-node={gpus} for runner '{label}'",
-                "scenarios", *where,
+                "scenarios",
+                *where,
             )
     available_mib = min(hardware.available_cpu_dram_mib, DRAM_CAP_MIB)
     # exact decimal of the float's shortest text (0.8 is 8/10, not binary 0.8)
     utilization = Fraction(Decimal(repr(float(block["dram-utilization"]))))
     budget = Fraction(available_mib) * 1_048_576 * utilization * count / gpus / 10**9
     return int(budget)  # all factors positive: int() truncates like floor
-
-
-# -- eval selection (section 6) ---------------------------------------------------
-
-
-def _is_agentic(row: dict[str, Any]) -> bool:
-    return row.get("scenario-type") == AGENTIC
-
-
-def _is_8k1k(row: dict[str, Any]) -> bool:
-    return row.get("isl") == 8192 and row.get("osl") == 1024
-
-
-def mark_evals(rows: list[dict[str, Any]], *, include_agentic: bool) -> None:
-    """6.1/6.2: set `run-eval` on every row; flag the chosen ones."""
-    for row in rows:
-        row["run-eval"] = False
-    single: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    multi: list[dict[str, Any]] = []
-    agentic_single: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for row in rows:
-        if _is_agentic(row):
-            if not include_agentic:
-                continue
-            if "prefill" in row:
-                multi.append(row)
-            else:
-                group = (row["model"], row["runner"], row["framework"], row["precision"])
-                best = agentic_single.get(group)
-                if best is None or row["conc"] > best["conc"]:
-                    agentic_single[group] = row
-        elif _is_8k1k(row):
-            if "prefill" in row:
-                multi.append(row)
-            elif row["conc"] >= MIN_EVAL_CONC:
-                group = (
-                    row["model"], row["runner"], row["framework"], row["precision"],
-                    row["isl"], row["osl"], row["spec-decoding"], row["dp-attn"],
-                )
-                single.setdefault(group, []).append(row)
-    for members in single.values():
-        values = sorted({row["conc"] for row in members})
-        targets = {values[-1], values[len(values) // 2]}
-        for row in members:
-            if row["conc"] in targets:
-                row["run-eval"] = True
-    for row in agentic_single.values():
-        row["run-eval"] = True
-    _mark_multinode(multi)
-
-
-def _mark_multinode(rows: list[dict[str, Any]]) -> None:
-    """Per parallelism identity, the row holding the highest conc >= 16."""
-    best: dict[str, tuple[int, dict[str, Any]]] = {}
-    for row in rows:
-        eligible = [c for c in row["conc"] if c >= MIN_EVAL_CONC]
-        if not eligible:
-            continue
-        top = max(eligible)
-        ident = identity(row)
-        if ident not in best or top > best[ident][0]:
-            best[ident] = (top, row)
-    for top, row in best.values():
-        row["run-eval"] = True
-        row["eval-conc"] = top
-
-
-def expand_all_evals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """6.3: every eligible point becomes an eval; multi-node rows of one
-    identity merge into one row carrying all their concurrencies."""
-    out: list[dict[str, Any]] = []
-    merged: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        agentic = _is_agentic(row)
-        if not agentic and not _is_8k1k(row):
-            out.append(row)
-            continue
-        if "prefill" not in row:
-            row["run-eval"] = True
-            out.append(row)
-            continue
-        ident = identity(row)
-        first = merged.get(ident)
-        if first is not None:
-            first["conc"] = sorted(set(first["conc"]) | set(row["conc"]))
-            if agentic:
-                first["eval-conc"] = max(first["conc"])
-            continue
-        first = dict(row)
-        first["conc"] = sorted(set(row["conc"]))
-        first["run-eval"] = True
-        if agentic:
-            first["eval-conc"] = max(first["conc"])
-        else:
-            first["eval-all-concs"] = True
-            first.pop("eval-conc", None)
-        merged[ident] = first
-        out.append(first)
-    return out

@@ -38,7 +38,9 @@ PositiveStrictInt = Annotated[int, Field(strict=True, gt=0)]
 NonEmptyStr = Annotated[str, Field(strict=True, min_length=1)]
 SpecDecoding = Literal["mtp", "draft_model", "none"]
 ScenarioKind = Literal["fixed-seq-len", "agentic-coding"]
-SCENARIO_KINDS: tuple[str, str] = ("fixed-seq-len", "agentic-coding")
+FIXED = "fixed-seq-len"
+AGENTIC = "agentic-coding"
+SCENARIO_KINDS: tuple[str, str] = (FIXED, AGENTIC)
 
 # -- validation messages shared with tests and docs (exact reference texts) ----
 

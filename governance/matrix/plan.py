@@ -37,8 +37,8 @@ from governance.matrix.additions import (
 from governance.matrix.append_only import CURVE_IGNORE, append_only_delta, append_only_scope
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError, did_you_mean, violation
-from governance.matrix.expand import AGENTIC, EvalMode, Filters, generate, seq_len_name
-from governance.matrix.model import SCENARIO_KINDS, SweepEntry
+from governance.matrix.expand import EvalMode, Filters, generate, seq_len_name
+from governance.matrix.model import AGENTIC, SCENARIO_KINDS, SweepEntry
 from governance.matrix.rows import AgenticRow, MultiNodeAgenticRow, MultiNodeRow, SingleNodeRow
 
 # Buckets the CI job families run; rows elsewhere would never be benchmarked.
