@@ -104,15 +104,16 @@ def suggest(key: str, known: Sequence[str], limit: int = 3) -> list[str]:
 _TOP_LEVEL_KEY = re.compile(r"^([^\s#'\"-][^:#]*?|'[^']*'|\"[^\"]*\"):(?:\s|$)", re.MULTILINE)
 
 
-def top_level_keys(text: str) -> list[str]:
+@lru_cache(maxsize=32)
+def top_level_keys(text: str) -> tuple[str, ...]:
     """Top-level mapping keys of a master config, found without a YAML parse
     (a full parse of the 320 KB NVIDIA file costs half a second; this is a
     line scan). Quoted keys are unquoted. Full validation is the matrix
-    engine's job."""
+    engine's job. Memoized: an audit meets the same master file at most commits."""
     keys = []
     for match in _TOP_LEVEL_KEY.finditer(text):
         key = match.group(1).strip()
         if key[:1] in "'\"" and key[-1:] == key[:1]:
             key = key[1:-1]
         keys.append(key)
-    return keys
+    return tuple(keys)
