@@ -1,0 +1,1 @@
+"""Sweeps: the run ledger, reuse by recipe fingerprint, and launching rows."""

@@ -1,0 +1,70 @@
+"""The seam between gov and whatever runs a benchmark row.
+
+A launcher receives fully resolved jobs (script path, environment, result
+folder) and reports one outcome per job. It never decides *what* runs: the
+script resolution, the environment built from the row and the results folder
+named by fingerprint and concurrency are settled before a job reaches it, so
+the local launcher and the Slurm launcher cannot drift apart on those rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+
+class JobStatus(StrEnum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    TIMED_OUT = "timed-out"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class LaunchJob:
+    """One row, ready to run: nothing in here is interpreted by a shell."""
+
+    key: str  # unique within a launch: "<fingerprint[:16]>-conc<conc>" or "eval-..."
+    script: Path  # absolute, already checked to lie inside the scripts folder
+    env: Mapping[str, str]  # row fields under the spec's names (merge-and-launch.md §1.3)
+    row_json: Path  # the row as a JSON file; its path is also in env["GOV_ROW_JSON"]
+    result_dir: Path  # created by the launcher; the script's cwd and RESULT_DIR
+    timeout_seconds: float
+
+
+@dataclass(frozen=True)
+class JobEvent:
+    """Progress notification: a job started or finished."""
+
+    key: str
+    status: JobStatus | None  # None while running
+    at: datetime
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    job: LaunchJob
+    status: JobStatus
+    exit_code: int | None
+    started_at: datetime
+    ended_at: datetime
+    log_path: Path  # combined stdout and stderr, inside result_dir
+    detail: str = ""  # why it failed, in one line
+
+
+class Launcher(Protocol):
+    """Runs jobs and returns exactly one outcome per job, in input order."""
+
+    name: str
+
+    def launch(
+        self,
+        jobs: Sequence[LaunchJob],
+        *,
+        parallel: int,
+        on_event: Callable[[JobEvent], None] | None = None,
+    ) -> list[JobOutcome]: ...
