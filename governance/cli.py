@@ -46,7 +46,7 @@ class _State:
 state = _State()
 
 
-def _err(text: str) -> None:
+def err(text: str) -> None:
     sys.stderr.write(text + "\n")
 
 
@@ -61,25 +61,25 @@ def guarded(func: F) -> F:
             raise
         except GovError as exc:
             for finding in getattr(exc, "violations", ()):
-                _err(f"{finding.located()}: {finding.code} {finding.message}")
+                err(f"{finding.located()}: {finding.code} {finding.message}")
                 if finding.hint:
-                    _err(f"  hint: {finding.hint}")
-            _err(f"gov: error: {exc}")
+                    err(f"  hint: {finding.hint}")
+            err(f"gov: error: {exc}")
             if exc.hint:
-                _err(f"  hint: {exc.hint}")
+                err(f"  hint: {exc.hint}")
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:  # e.g. `gov log KEY | head`: the reader left, not a crash
             sys.stderr.close()
             raise typer.Exit(EXIT_OK) from None
         except KeyboardInterrupt:
-            _err("gov: interrupted")
+            err("gov: interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except Exception as exc:
             if state.debug:
                 raise
             from governance import __version__
 
-            _err(
+            err(
                 f"gov: internal error: {type(exc).__name__}: {exc}\n"
                 f"  gov {__version__}, Python {sys.version.split()[0]}; "
                 "rerun with --debug for the traceback and report it"
@@ -100,7 +100,7 @@ def main_options(
     state.debug = debug
 
 
-def _open(overrides: dict[str, Any] | None = None):
+def open_repo(overrides: dict[str, Any] | None = None):
     """Open the repository and load its settings (flags override)."""
     from governance.gitrepo import GitRepo
     from governance.settings import load_settings
@@ -173,7 +173,7 @@ def check(
         raise UsageError("--expect-pr needs --main", "in PR mode, --pr N already names the PR")
     mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
     source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
-    repo, settings = _open({"repository": repository, "main-branch": main_branch})
+    repo, settings = open_repo({"repository": repository, "main-branch": main_branch})
     options = CheckOptions(mode, base_ref, head_ref, source, configs=not no_configs, full=full)
     result = run_check(repo, settings, options)
     if output is CheckFormat.json:
@@ -214,7 +214,7 @@ def audit(
     from governance.audit import changelog_commits
     from governance.report import render_audit
 
-    repo, settings = _open()
+    repo, settings = open_repo()
     commits = changelog_commits(repo, settings, rev)
     rows = run_audit(repo, settings, commits, configs=not no_configs)
     if output is AuditFormat.jsonl:
@@ -251,9 +251,9 @@ def schema(
         raise typer.Exit(EXIT_OK)
     stale = schemas.drift(directory)
     for name in stale:
-        _err(f"{directory / name}: out of date with the models")
+        err(f"{directory / name}: out of date with the models")
     if stale:
-        _err("  hint: run `gov schema --write` and commit the result")
+        err("  hint: run `gov schema --write` and commit the result")
         raise typer.Exit(EXIT_FINDINGS)
     sys.stdout.write(f"schemas in {directory} match the models\n")
 
@@ -287,7 +287,7 @@ def matrix(
         mode = expand.eval_mode_from_flags(no_evals, evals_only, all_evals)
     except ValueError as exc:
         raise UsageError(str(exc), "pick one eval mode") from exc
-    repo, _settings = _open()
+    repo, _settings = open_repo()
     cache = sources.default_cache(repo)
     catalog = (
         sources.catalog_at(repo, rev, cache) if rev else sources.catalog_in_worktree(repo, cache)
@@ -317,7 +317,7 @@ def plan(
     """The whole sweep a change triggers: appended entries -> bucketed rows."""
     from governance.matrix import render, sources
 
-    repo, settings = _open()
+    repo, settings = open_repo()
     result = sources.plan_between(
         repo,
         base_ref,
@@ -347,7 +347,7 @@ def log(
     from governance.matrix.plan import history
     from governance.yamlsafe import YamlLoadError, load
 
-    repo, settings = _open()
+    repo, settings = open_repo()
     data = repo.read_blob(repo.resolve(rev), settings.changelog)
     if data is None:
         raise UsageError(f"{settings.changelog} does not exist at {rev}", "pass --rev")
@@ -385,6 +385,11 @@ def version() -> None:
     from governance import __version__
 
     sys.stdout.write(f"gov {__version__}\n")
+
+
+# Command groups that live in their own modules register themselves on `app`
+# when imported; keep this list short and alphabetical.
+from governance import cli_merge, cli_sweeps  # noqa: E402, F401  (registers commands)
 
 
 def main() -> None:

@@ -1,0 +1,5 @@
+"""`gov` commands for the sweeps area; registered on the app in `governance.cli`."""
+
+from __future__ import annotations
+
+from governance.cli import app, guarded, open_repo, state  # noqa: F401
