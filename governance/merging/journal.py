@@ -37,6 +37,7 @@ class Journal:
     pushed: bool = False
     merged: bool = False
     steps: list[str] = field(default_factory=list)
+    pid: int = 0  # the process that owns the run
     version: int = JOURNAL_VERSION
 
     def to_json(self) -> str:
@@ -55,6 +56,19 @@ class Journal:
                 f"{where}: unreadable prepare-merge journal ({exc})",
                 "inspect it, restore your branches by hand if needed, then delete the file",
             ) from exc
+
+
+def owner_alive(journal: Journal) -> bool:
+    """Is the run that wrote `journal` still running (another process)?"""
+    if journal.done or not journal.pid or journal.pid == os.getpid():
+        return False
+    try:
+        os.kill(journal.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True
 
 
 def journal_path(git_dir: Path, pr: int) -> Path:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from governance.diagnostics import EXIT_OK, GovError
+from governance.diagnostics import EXIT_OK, GovError, UsageError
 from governance.forge.base import Forge, PullRequest
 from governance.gitrepo import GitRepo
 from governance.merging import journal as jr
@@ -61,6 +61,11 @@ def prepare_merge(
     report = MergeReport(options.pr, forge.kind, options.dry_run)
     path = jr.journal_path(repo.git_dir, options.pr)
     prior = jr.load(path)
+    if prior is not None and jr.owner_alive(prior):
+        raise UsageError(
+            f"another prepare-merge --pr {options.pr} is running (pid {prior.pid})",
+            f"wait for it to finish; if it is stuck, stop it, then re-run ({path})",
+        )
     if prior is not None and not prior.done and not options.dry_run:
         report.add(StepReport("recover", "ok", rollback(repo, prior, path)))
         prior = None

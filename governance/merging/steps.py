@@ -6,6 +6,7 @@ commit to make) live in `decisions.py`; this module does the I/O in order.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,7 +135,13 @@ def _preflight(w: Work, prior: jr.Journal | None) -> bool:
         original = repo.current_branch()
         scratch = f"refs/heads/gov/prepare-merge/pr-{n}"
         w.journal = jr.Journal(
-            n, original, repo.head_sha(), scratch, pull.head_sha, main_tip=w.main_tip
+            n,
+            original,
+            repo.head_sha(),
+            scratch,
+            pull.head_sha,
+            main_tip=w.main_tip,
+            pid=os.getpid(),
         )
         jr.save(w.journal_path, w.journal)  # before any ref moves: a crash is recoverable
         if original in (pull.head_branch, pull.base_branch, w.options.main_branch):

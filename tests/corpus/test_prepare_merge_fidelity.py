@@ -34,7 +34,12 @@ from tests.conftest import CORPUS, GIT_ENV, require_corpus
 GOLDEN = CORPUS / "goldens" / "rules" / "pr-branches.jsonl"
 CHANGELOG = "perf-changelog.yaml"
 # The reference's step names (golden `final.failed_step`) -> gov's steps.
-STEP = {"pr_check": "validate", "merge": "merge", "resolve": "resolve", "canonicalize": "canonicalize"}
+STEP = {
+    "pr_check": "validate",
+    "merge": "merge",
+    "resolve": "resolve",
+    "canonicalize": "canonicalize",
+}
 
 AGREE_OK, AGREE_REFUSE = "agree-success", "agree-refuse (same step)"
 G10, G11, STRICTER = "G10", "G11", "stricter rule"

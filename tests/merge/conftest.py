@@ -83,7 +83,9 @@ class Setup:
     ) -> MergeReport:
         """The service in-process, as `gov prepare-merge --pr 2194` calls it."""
         opts = PrepareOptions(PR, poll_interval=0.01, check_timeout=1.0, **options)  # type: ignore[arg-type]
-        return prepare_merge(self.gitrepo(), settings or Settings(), self.forge(), opts, sweep=sweep)
+        return prepare_merge(
+            self.gitrepo(), settings or Settings(), self.forge(), opts, sweep=sweep
+        )
 
     def snapshot(self) -> dict[str, str]:
         """Every ref and HEAD: what a refused run must leave exactly as it was."""

@@ -60,7 +60,9 @@ def test_kill_after_each_step_then_rerun(
     assert pr_setup.git("rev-list", "--count", f"{pr_setup.main_tip}..main") == "1"
     merged = pr_setup.changelog("main")
     assert merged.startswith(main_before)
-    assert merged.endswith(f"pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/{PR}\n".encode())
+    assert merged.endswith(
+        f"pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/{PR}\n".encode()
+    )
     assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") is None
     assert not pr_setup.journal().exists()
     assert pr_setup.git("symbolic-ref", "--short", "HEAD") == "main"

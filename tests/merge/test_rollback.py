@@ -80,7 +80,7 @@ def test_pr_that_rewrote_history_is_refused_with_location(pr_setup: Setup) -> No
 
 def test_pr_that_deleted_entries_is_refused(pr_setup: Setup) -> None:
     def drop_first(data: bytes) -> bytes:
-        first, _, rest = data.partition(b"\n\n")
+        _first, _, rest = data.partition(b"\n\n")
         return rest
 
     on_pr_branch(pr_setup, drop_first, "Drop an entry")
@@ -101,7 +101,7 @@ def test_config_conflict_aborts_naming_the_file(pr_setup: Setup) -> None:
 
 def test_nothing_remaining_refused_at_resolve(pr_setup: Setup) -> None:
     # main gained the PR's very entry (say, cherry-picked with its final link).
-    entry = (pr_setup.changelog("bringup")[len(pr_setup.changelog(pr_setup.pr_head + "~1")) :])
+    entry = pr_setup.changelog("bringup")[len(pr_setup.changelog(pr_setup.pr_head + "~1")) :]
     append(pr_setup.repo, entry.decode().replace("XXX", f"{LINK}{PR}"), "Cherry-pick")
     report = refused(pr_setup, "resolve")
     assert [v.code for v in findings(report)] == ["GOV602"]
