@@ -112,7 +112,9 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
     if not first.ok:
         say(render_report(first))
         return False
-    say(f"== PR #2195 landed on main first ({first.merge_commit[:10]}): the changelogs now conflict")
+    say(
+        f"== PR #2195 landed on main first ({first.merge_commit[:10]}): the changelogs now conflict"
+    )
 
     # 4. `gov prepare-merge --pr 2194`: merge main, resolve, canonicalize, check, plan, merge.
     say(f"== gov prepare-merge --pr {PR}:")

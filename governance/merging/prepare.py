@@ -22,8 +22,9 @@ from governance.diagnostics import EXIT_OK, GovError, UsageError
 from governance.forge.base import Forge, PullRequest
 from governance.gitrepo import GitRepo
 from governance.merging import journal as jr
+from governance.merging import landing, steps
 from governance.merging.report import MergeReport, StepReport
-from governance.merging.steps import Refused, SweepHook, Work, run_steps
+from governance.merging.steps import Refused, SweepHook, Work
 from governance.settings import Settings
 
 SCRATCH_PREFIX = "refs/heads/gov/prepare-merge/pr-"
@@ -109,3 +110,18 @@ def rollback(repo: GitRepo, journal: jr.Journal, path: Path) -> str:
 
 def describe_pr(pr: PullRequest) -> str:
     return f"PR #{pr.number} '{pr.title}' {pr.head_branch}@{pr.head_sha[:10]}"
+
+
+def run_steps(w: Work, prior: jr.Journal | None) -> None:
+    if not steps.preflight(w, prior):
+        return
+    steps.validate(w)
+    steps.merge(w)
+    steps.canonicalize(w)
+    steps.commit(w)
+    steps.check(w)
+    steps.plan(w)
+    landing.push(w)
+    landing.checks(w)
+    landing.land(w)
+    landing.finish(w)

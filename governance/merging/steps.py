@@ -1,4 +1,5 @@
-"""The steps of prepare-merge. Each step either records its outcome in the
+"""The local steps of prepare-merge (preflight … plan; the forge-facing ones are
+in `landing.py`). Each step either records its outcome in the
 report and returns, or raises `Refused` carrying its failed StepReport.
 Pure decisions (what conflicts are acceptable, which labels pass, what
 commit to make) live in `decisions.py`; this module does the I/O in order.
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from governance.changelog.edit import canonicalize
+from governance.changelog import edit
 from governance.changelog.resolve import resolve_conflict
 from governance.changelog.rules import CheckMode
 from governance.checking import CheckOptions, run_check
@@ -91,25 +92,10 @@ class Work:
         return Refused(StepReport(self.current, "refused", detail, list(violations), hint))
 
 
-def run_steps(w: Work, prior: jr.Journal | None) -> None:
-    if not _preflight(w, prior):
-        return
-    _validate(w)
-    _merge(w)
-    _canonicalize(w)
-    _commit(w)
-    _check(w)
-    _plan(w)
-    _push(w)
-    _checks(w)
-    _land(w)
-    _finish(w)
-
-
 # -- steps --------------------------------------------------------------------------
 
 
-def _preflight(w: Work, prior: jr.Journal | None) -> bool:
+def preflight(w: Work, prior: jr.Journal | None) -> bool:
     """Read-only checks. False: nothing to do (already merged or prepared)."""
     w.step("preflight")
     repo, n = w.repo, w.options.pr
@@ -181,7 +167,7 @@ def _already_prepared(w: Work, prior: jr.Journal) -> bool:
     return False
 
 
-def _validate(w: Work) -> None:
+def validate(w: Work) -> None:
     """The PR's own change against its merge-base (spec §5/§6, PR mode)."""
     w.step("validate")
     assert w.pull is not None
@@ -201,7 +187,7 @@ def _validate(w: Work) -> None:
     )
 
 
-def _merge(w: Work) -> None:
+def merge(w: Work) -> None:
     w.step("merge")
     assert w.pull is not None
     head, path = w.pull.head_sha, w.settings.changelog
@@ -240,13 +226,13 @@ def _merge(w: Work) -> None:
     w.ok(f"kept main's bytes, re-appended the PR's entries{dropped}")
 
 
-def _canonicalize(w: Work) -> None:
+def canonicalize(w: Work) -> None:
     w.step("canonicalize")
     path = w.settings.changelog
     main_bytes = w.repo.read_blob(w.main_tip, path) or b""
     if w.data is None:
         raise w.refuse(f"{path} is missing after the merge", hint=f"restore {path} on the PR")
-    result = canonicalize(main_bytes, w.data, w.options.pr, w.settings.policy(), path=path)
+    result = edit.canonicalize(main_bytes, w.data, w.options.pr, w.settings.policy(), path=path)
     if not result.ok:
         raise w.refuse("the merged changelog cannot be canonicalized", result.violations)
     w.rewrites += [LinkRewritten(r.line, r.old, r.new) for r in result.rewrites]
@@ -256,7 +242,7 @@ def _canonicalize(w: Work) -> None:
     w.ok(f"{len(result.rewrites)} link(s) rewritten" if result.rewrites else "links already final")
 
 
-def _commit(w: Work) -> None:
+def commit(w: Work) -> None:
     w.step("commit")
     assert w.pull is not None and w.data is not None
     repo, head, path = w.repo, w.pull.head_sha, w.settings.changelog
@@ -280,7 +266,7 @@ def _commit(w: Work) -> None:
     w.ok(f"{w.prepared[:12]} {plan.message.splitlines()[0]}")
 
 
-def _check(w: Work) -> None:
+def check(w: Work) -> None:
     """`gov check --pr N` on the prepared commit against main: never push bytes that fail."""
     w.step("check")
     options = CheckOptions(
@@ -292,7 +278,7 @@ def _check(w: Work) -> None:
     w.ok(f"gov check --pr {w.options.pr} passes on {w.prepared[:10]}")
 
 
-def _plan(w: Work) -> None:
+def plan(w: Work) -> None:
     w.step("plan")
     if not w.options.plan:
         w.ok("not computed (--no-plan)", "skipped")
@@ -325,95 +311,6 @@ def _plan(w: Work) -> None:
         w.ok(f"{len(w.report.plan_rows)} row(s); sweep seam reported")
         return
     w.ok(f"{len(w.report.plan_rows)} row(s) would run after the merge (no sweep configured)")
-
-
-def _push(w: Work) -> None:
-    w.step("push")
-    assert w.pull is not None
-    if w.options.dry_run:
-        w.ok(f"would push {w.prepared[:12]} to {w.pull.head_branch}", "would")
-        return
-    if not w.options.push:
-        scratch = w.journal.scratch_ref if w.journal else ""
-        w.ok(
-            f"not pushed (--no-push); the result is {scratch.removeprefix('refs/heads/')}",
-            "skipped",
-        )
-        return
-    if w.prepared == w.pull.head_sha:
-        w.ok(f"{w.pull.head_branch} is already at {w.prepared[:12]}", "skipped")
-    else:
-        if w.options.remote:
-            pushed = w.repo.push_lease(
-                w.options.remote, w.prepared, w.pull.head_branch, w.pull.head_sha
-            )
-            if not pushed:
-                raise w.refuse(
-                    f"push to {w.pull.head_branch} was rejected (the branch moved?)",
-                    hint="re-run prepare-merge from the new head",
-                )
-        w.forge.update_branch(w.options.pr, w.prepared, expected_old_sha=w.pull.head_sha)
-        if w.journal is not None:
-            w.journal.pushed = True
-        w.ok(f"{w.pull.head_branch}: {w.pull.head_sha[:10]} -> {w.prepared[:10]}")
-    record_check = getattr(w.forge, "record_check", None)
-    if record_check is not None and LOCAL_CHECK in w.options.required_checks:
-        # On the local forge gov is the CI: the check it just ran is the check run.
-        record_check(w.prepared, LOCAL_CHECK, conclusion="success")
-
-
-def _checks(w: Work) -> None:
-    w.step("checks")
-    if w.options.dry_run or not w.options.merge or not w.options.push:
-        outcome = "would" if w.options.dry_run else "skipped"
-        w.ok(f"would wait for {', '.join(w.options.required_checks) or 'no checks'}", outcome)
-        return
-    w.forge.wait_for_checks(
-        w.prepared,
-        w.options.required_checks,
-        timeout=w.options.check_timeout,
-        poll_interval=w.options.poll_interval,
-    )
-    w.ok(f"passed: {', '.join(w.options.required_checks) or '(none required)'}")
-
-
-def _land(w: Work) -> None:
-    w.step("land")
-    n = w.options.pr
-    if w.options.dry_run or not w.options.merge or not w.options.push:
-        outcome = "would" if w.options.dry_run else "skipped"
-        w.ok(f"would squash-merge PR #{n} at {w.prepared[:12]}", outcome)
-        return
-    result = w.forge.merge_pull(n, w.prepared)  # refuses if the head moved meanwhile
-    w.report.merge_commit = result.sha
-    if w.journal is not None:
-        w.journal.merged = True
-    w.ok(f"squash-merged as {result.sha[:12]}")
-
-
-def _finish(w: Work) -> None:
-    n, report = w.options.pr, w.report
-    if w.options.dry_run:
-        report.status = f"dry run: PR #{n} would be prepared as shown; nothing was changed"
-        return
-    assert w.journal is not None
-    keep = not w.options.push and w.prepared != w.journal.pr_head
-    if not keep and w.repo.ref_sha(w.journal.scratch_ref) is not None:
-        w.repo.delete_ref(w.journal.scratch_ref)
-    branch = w.journal.original_branch
-    if branch and w.repo.current_branch() is None:
-        w.repo.checkout(branch)
-    if keep:  # remembered so a rerun can say "already prepared"
-        w.journal.done = True
-        jr.save(w.journal_path, w.journal)
-    else:
-        jr.remove(w.journal_path)
-    if report.merge_commit:
-        report.status = f"PR #{n} squash-merged as {report.merge_commit}"
-    elif keep:
-        report.status = f"PR #{n} prepared as {w.prepared} (not pushed)"
-    else:
-        report.status = f"PR #{n} prepared at {w.prepared} (not merged)"
 
 
 def _fix_hint(w: Work) -> str:

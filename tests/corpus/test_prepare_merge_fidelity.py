@@ -118,7 +118,7 @@ def test_prepare_merge_agrees_with_reference(clone: Path, tmp_path: Path) -> Non
     forges: dict[int, LocalForge] = {}
     started = time.monotonic()
     runs = 0
-    for index, row in enumerate(rows):
+    for row in rows:
         head = repo.read_blob(row["branch_head"], CHANGELOG) or b""
         for pipeline, golden in (("synthetic", row), ("inferred", row["inferred"])):
             if golden is None:
