@@ -33,7 +33,9 @@ def push(w: Work) -> None:
                     f"push to {w.pull.head_branch} was rejected (the branch moved?)",
                     hint="re-run prepare-merge from the new head",
                 )
-        w.forge.update_branch(w.options.pr, w.prepared, expected_old_sha=w.pull.head_sha)
+            w.forge.require_head(w.options.pr, w.prepared)  # the forge sees what we pushed
+        else:
+            w.forge.update_branch(w.options.pr, w.prepared, expected_old_sha=w.pull.head_sha)
         if w.journal is not None:
             w.journal.pushed = True
         w.ok(f"{w.pull.head_branch}: {w.pull.head_sha[:10]} -> {w.prepared[:10]}")
