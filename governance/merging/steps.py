@@ -106,7 +106,8 @@ def preflight(w: Work, prior: jr.Journal | None) -> bool:
         w.ok(f"PR #{n} is already merged ({(pull.merge_commit_sha or '')[:12]}); nothing to do")
         w.report.merge_commit = pull.merge_commit_sha or ""
         w.report.status = f"PR #{n} is already merged"
-        if prior is not None:
+        if prior is not None and not w.options.dry_run:  # a kept --no-push result is moot now
+            repo.delete_ref(prior.scratch_ref)
             jr.remove(w.journal_path)
         return False
     dirty = repo.status_porcelain()
@@ -163,7 +164,8 @@ def _already_prepared(w: Work, prior: jr.Journal) -> bool:
         w.ok(f"already prepared at {prior.prepared[:12]} ({prior.scratch_ref}); nothing to do")
         w.report.status = f"PR #{w.options.pr} is already prepared; nothing changed"
         return True
-    jr.remove(w.journal_path)
+    if not w.options.dry_run:  # stale: the PR or main moved; this run redoes the work
+        jr.remove(w.journal_path)
     return False
 
 

@@ -147,3 +147,28 @@ def test_second_pr_entry_already_final_link_is_left_alone(pr_setup: Setup) -> No
     assert report.ok, report.status
     assert report.rewrites == []
     assert pr_setup.changelog("main").endswith(CANONICAL)
+
+
+def test_merge_after_no_push_clears_the_kept_result(pr_setup: Setup) -> None:
+    kept = pr_setup.run(push=False)
+    assert kept.ok and pr_setup.journal().exists()
+    # The PR moves on (a new push): the kept result is stale and is redone.
+    pr_setup.git("checkout", "-q", "bringup")
+    pr_setup.repo.commit("More work", **{"notes.txt": "more\n"})
+    pr_setup.git("checkout", "-q", "main")
+    merged = pr_setup.run()
+    assert merged.ok, merged.status
+    assert merged.prepared != kept.prepared
+    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") is None and not pr_setup.journal().exists()
+
+
+def test_dry_run_leaves_a_kept_result_alone(pr_setup: Setup) -> None:
+    kept = pr_setup.run(push=False)
+    pr_setup.git("checkout", "-q", "bringup")
+    pr_setup.repo.commit("More work", **{"notes.txt": "more\n"})
+    pr_setup.git("checkout", "-q", "main")
+    before = pr_setup.snapshot()
+    journal = pr_setup.journal().read_text()
+    assert pr_setup.run(dry_run=True).ok
+    assert pr_setup.snapshot() == before and pr_setup.journal().read_text() == journal
+    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") == kept.prepared
