@@ -312,12 +312,12 @@ class GitRepo:
         return [line for line in out.splitlines() if line.strip()]
 
     def current_branch(self) -> str | None:
-        """The branch HEAD is attached to, or None when detached."""
-        try:
-            out = self._repo.git.symbolic_ref("-q", "--short", "HEAD")
-        except self._git_module.GitCommandError:
+        """The branch HEAD is attached to, or None when detached (read from
+        the HEAD file, no git process)."""
+        head = self._repo.head
+        if head.is_detached:
             return None
-        return out.strip() or None
+        return head.reference.path.removeprefix("refs/heads/")
 
     def detach_head(self) -> None:
         """Detach HEAD at its commit; the index and working tree stay as they are."""
@@ -419,4 +419,3 @@ class MergeTree:
     @property
     def conflicts(self) -> list[str]:
         return sorted(self.stages)
-

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from governance.changelog import edit
 from governance.changelog.resolve import resolve_conflict
-from governance.changelog.rules import CheckMode
-from governance.checking import CheckOptions, run_check
+from governance.changelog.rules import CheckMode, Verdict
+from governance.changelog.rules import check as rules_check
+from governance.checking import known_keys_at
 from governance.diagnostics import FindingsError
 from governance.forge.base import Forge, PullRequest
 from governance.gitrepo import GitRepo, MergeTree
@@ -133,9 +134,12 @@ def preflight(w: Work, prior: jr.Journal | None) -> bool:
         jr.save(w.journal_path, w.journal)  # before any ref moves: a crash is recoverable
         if original in (pull.head_branch, pull.base_branch, w.options.main_branch):
             repo.detach_head()  # those branches may move under a checked-out worktree
-        old = repo.ref_sha(scratch)
-        if not repo.compare_and_swap_ref(scratch, pull.head_sha, old, f"gov: prepare PR #{n}"):
-            raise w.refuse(f"cannot create {scratch}: it moved meanwhile")
+        reason = f"gov: prepare PR #{n}"
+        # A scratch ref without a journal is a leftover of ours (the name is gov's): reuse it.
+        if not repo.compare_and_swap_ref(scratch, pull.head_sha, None, reason):
+            old = repo.ref_sha(scratch)
+            if not repo.compare_and_swap_ref(scratch, pull.head_sha, old, reason):
+                raise w.refuse(f"cannot create {scratch}: it moved meanwhile")
     w.ok(f"PR #{n} '{pull.title}' {pull.head_branch}@{pull.head_sha[:10]} onto {w.main_tip[:10]}")
     return True
 
@@ -175,10 +179,7 @@ def validate(w: Work) -> None:
     assert w.pull is not None
     head = w.pull.head_sha
     w.merge_base = w.repo.merge_base(head, w.main_tip)
-    options = CheckOptions(
-        CheckMode.pr_mode(w.options.pr), base_ref=w.merge_base, head_ref=head, configs=False
-    )
-    verdict = run_check(w.repo, w.settings, options).verdict
+    verdict = _gov_check(w, w.merge_base, head, configs=False)
     if not verdict.ok:
         raise w.refuse(
             "the PR's own changelog change breaks the rules", verdict.violations, _fix_hint(w)
@@ -187,6 +188,27 @@ def validate(w: Work) -> None:
         f"{len(verdict.additions)} appended entr{'y' if len(verdict.additions) == 1 else 'ies'},"
         f" {len(verdict.corrections)} correction(s) since merge-base {w.merge_base[:10]}"
     )
+
+
+def _gov_check(w: Work, base: str, head: str, *, configs: bool) -> Verdict:
+    """`gov check --pr N --base-ref BASE --head-ref HEAD [--no-configs]`, i.e.
+    what `checking.run_check` does, on commits this run already resolved."""
+    path = w.settings.changelog
+    head_bytes = w.repo.read_blob(head, path)
+    if head_bytes is None:
+        raise w.refuse(f"{path} does not exist at {head[:10]}", hint=f"restore {path} on the PR")
+    known, problems = known_keys_at(w.repo, w.settings, head, False) if configs else (None, [])
+    verdict = rules_check(
+        w.repo.read_blob(base, path),
+        head_bytes,
+        w.settings.policy(),
+        CheckMode.pr_mode(w.options.pr),
+        path=path,
+        trust_base=True,
+        known_keys=known,
+    )
+    verdict.violations += problems
+    return verdict
 
 
 def merge(w: Work) -> None:
@@ -271,10 +293,7 @@ def commit(w: Work) -> None:
 def check(w: Work) -> None:
     """`gov check --pr N` on the prepared commit against main: never push bytes that fail."""
     w.step("check")
-    options = CheckOptions(
-        CheckMode.pr_mode(w.options.pr), base_ref=w.main_tip, head_ref=w.prepared
-    )
-    verdict = run_check(w.repo, w.settings, options).verdict
+    verdict = _gov_check(w, w.main_tip, w.prepared, configs=True)
     if not verdict.ok:
         raise w.refuse("the prepared changelog fails gov check", verdict.violations, _fix_hint(w))
     w.ok(f"gov check --pr {w.options.pr} passes on {w.prepared[:10]}")
