@@ -101,5 +101,10 @@ def record(path: Path, journal: Journal, step: str) -> None:
     journal.step = step
     journal.steps.append(step)
     save(path, journal)
+    crash_point(step)
+
+
+def crash_point(step: str) -> None:
+    """Test-only: die here, like a power cut, when GOV_TEST_CRASH_AFTER names `step`."""
     if os.environ.get(CRASH_ENV) == step:
         os.kill(os.getpid(), signal.SIGKILL)

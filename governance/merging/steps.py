@@ -1,6 +1,7 @@
 """The local steps of prepare-merge (preflight … plan; the forge-facing ones are
-in `landing.py`). Each step either records its outcome in the
-report and returns, or raises `Refused` carrying its failed StepReport.
+in `landing.py`). Each step either records its outcome in the report and
+returns, or raises `Refused` carrying its failed StepReport. Steps up to
+`canonicalize` only read (merges happen in memory); `commit` starts writing.
 Pure decisions (what conflicts are acceptable, which labels pass, what
 commit to make) live in `decisions.py`; this module does the I/O in order.
 """
@@ -88,6 +89,8 @@ class Work:
         self.report.add(StepReport(self.current, outcome, detail))  # type: ignore[arg-type]
         if self.journal is not None and outcome != "would":
             jr.record(self.journal_path, self.journal, self.current)
+        elif outcome != "would":
+            jr.crash_point(self.current)  # nothing written yet: a crash leaves nothing
 
     def refuse(self, detail: str, violations=(), hint: str = "") -> Refused:
         return Refused(StepReport(self.current, "refused", detail, list(violations), hint))
@@ -119,27 +122,6 @@ def preflight(w: Work, prior: jr.Journal | None) -> bool:
     w.report.main_tip = w.main_tip
     if prior is not None and _already_prepared(w, prior):
         return False
-    if not w.options.dry_run:
-        original = repo.current_branch()
-        scratch = f"refs/heads/gov/prepare-merge/pr-{n}"
-        w.journal = jr.Journal(
-            n,
-            original,
-            repo.head_sha(),
-            scratch,
-            pull.head_sha,
-            main_tip=w.main_tip,
-            pid=os.getpid(),
-        )
-        jr.save(w.journal_path, w.journal)  # before any ref moves: a crash is recoverable
-        if original in (pull.head_branch, pull.base_branch, w.options.main_branch):
-            repo.detach_head()  # those branches may move under a checked-out worktree
-        reason = f"gov: prepare PR #{n}"
-        # A scratch ref without a journal is a leftover of ours (the name is gov's): reuse it.
-        if not repo.compare_and_swap_ref(scratch, pull.head_sha, None, reason):
-            old = repo.ref_sha(scratch)
-            if not repo.compare_and_swap_ref(scratch, pull.head_sha, old, reason):
-                raise w.refuse(f"cannot create {scratch}: it moved meanwhile")
     w.ok(f"PR #{n} '{pull.title}' {pull.head_branch}@{pull.head_sha[:10]} onto {w.main_tip[:10]}")
     return True
 
@@ -266,9 +248,33 @@ def canonicalize(w: Work) -> None:
     w.ok(f"{len(result.rewrites)} link(s) rewritten" if result.rewrites else "links already final")
 
 
+def begin(w: Work) -> None:
+    """The first write of the run: journal, detached HEAD, scratch ref. Every
+    step before this one only reads, so a refusal there leaves nothing to undo."""
+    assert w.pull is not None
+    if w.options.dry_run or w.journal is not None:
+        return
+    repo, n, pull = w.repo, w.options.pr, w.pull
+    original = repo.current_branch()
+    scratch = f"refs/heads/gov/prepare-merge/pr-{n}"
+    w.journal = jr.Journal(
+        n, original, repo.head_sha(), scratch, pull.head_sha, main_tip=w.main_tip, pid=os.getpid()
+    )
+    jr.save(w.journal_path, w.journal)  # before any ref moves: a crash is recoverable
+    if original in (pull.head_branch, pull.base_branch, w.options.main_branch):
+        repo.detach_head()  # those branches may move under a checked-out worktree
+    reason = f"gov: prepare PR #{n}"
+    # A scratch ref without a journal is a leftover of ours (the name is gov's): reuse it.
+    if not repo.compare_and_swap_ref(scratch, pull.head_sha, None, reason):
+        old = repo.ref_sha(scratch)
+        if not repo.compare_and_swap_ref(scratch, pull.head_sha, old, reason):
+            raise w.refuse(f"cannot create {scratch}: it moved meanwhile")
+
+
 def commit(w: Work) -> None:
     w.step("commit")
     assert w.pull is not None and w.data is not None
+    begin(w)
     repo, head, path = w.repo, w.pull.head_sha, w.settings.changelog
     plan = decisions.commit_plan(w.pull, w.options.main_branch, w.main_tip, w.merged, w.changed)
     if plan is None:

@@ -35,24 +35,33 @@ def test_kill_after_each_step_then_rerun(
     pr_setup: Setup, gov_exe: str, gov_env: Callable[..., dict[str, str]], step: str
 ) -> None:
     main_before = pr_setup.changelog("main")
+    before = pr_setup.snapshot()
     killed = gov(pr_setup, gov_exe, gov_env(pr_setup.path, GOV_TEST_CRASH_AFTER=step))
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
-
-    # What the dead run left: its journal, at this step.
-    journal = json.loads(pr_setup.journal().read_text())
-    assert journal["step"] == step and journal["original_branch"] == "main"
-    pushed = STEPS.index(step) >= STEPS.index("push")
-    landed = step == "land"
-    # Refs: the PR branch moved only by the push, main only by the merge.
-    assert (pr_setup.ref("bringup") == pr_setup.pr_head) is not pushed
-    if pushed:
-        assert pr_setup.ref("bringup") == journal["prepared"]
-    assert (pr_setup.ref("main") == pr_setup.main_tip) is not landed
     assert pr_setup.git("status", "--porcelain") == ""
+
+    writes = STEPS.index(step) >= STEPS.index("commit")
+    if not writes:
+        # Up to canonicalize the run only reads: a dead run leaves nothing at all.
+        assert not pr_setup.journal().exists()
+        assert pr_setup.snapshot() == before
+    else:
+        # What the dead run left: its journal, at this step.
+        journal = json.loads(pr_setup.journal().read_text())
+        assert journal["step"] == step and journal["original_branch"] == "main"
+        pushed = STEPS.index(step) >= STEPS.index("push")
+        landed = step == "land"
+        # Refs: the PR branch moved only by the push, main only by the merge.
+        assert (pr_setup.ref("bringup") == pr_setup.pr_head) is not pushed
+        if pushed:
+            assert pr_setup.ref("bringup") == journal["prepared"]
+        assert (pr_setup.ref("main") == pr_setup.main_tip) is not landed
+        assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") == journal["prepared"]
 
     rerun = gov(pr_setup, gov_exe, gov_env(pr_setup.path))
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert "recover" in rerun.stdout
+    assert ("recover" in rerun.stdout) is writes
+    landed = step == "land"
     if landed:
         assert "already merged" in rerun.stdout
     # Final state: merged once, PR entry canonical, nothing of gov left behind.
