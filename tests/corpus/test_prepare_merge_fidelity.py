@@ -107,6 +107,15 @@ def classify(golden: dict[str, Any], report: MergeReport, data: bytes | None, he
     return UNDOCUMENTED
 
 
+def same_kind(golden: dict[str, Any], report: MergeReport) -> bool:
+    """gov's finding names the golden's `kind` (gov splits `schema` by field)."""
+    step = golden["final"]["failed_step"]
+    kind = (golden.get(step) or {}).get("kind") if step != "merge" else "other-conflict"
+    failed = next(s for s in report.steps if s.name == report.failed_step)
+    names = {"schema" if v.code.startswith("GOV2") else v.rule for v in failed.violations}
+    return kind in names or (kind == "other-conflict" and "merge-conflict" in names)
+
+
 def test_prepare_merge_agrees_with_reference(clone: Path, tmp_path: Path) -> None:
     rows = [json.loads(line) for line in GOLDEN.read_text("utf-8").splitlines() if line]
     assert len(rows) == 400
@@ -138,6 +147,8 @@ def test_prepare_merge_agrees_with_reference(clone: Path, tmp_path: Path) -> Non
             data = repo.read_blob(report.prepared, CHANGELOG) if report.ok else None
             outcome = classify(golden, report, data, head)
             counts[(pipeline, outcome)] += 1
+            if outcome == AGREE_REFUSE and same_kind(golden, report):
+                counts[(pipeline, "same kind")] += 1
             if outcome != AGREE_OK and outcome != AGREE_REFUSE:
                 odd.append(f"{outcome}: {pipeline} {row['branch']} gov={report.failed_step}"
                            f" ref={golden['final']['failed_step']}")  # fmt: skip
@@ -149,6 +160,9 @@ def test_prepare_merge_agrees_with_reference(clone: Path, tmp_path: Path) -> Non
     print(f"{'pipeline':<10}" + "".join(f"{c:>28}" for c in COLUMNS))
     for pipeline in ("synthetic", "inferred"):
         print(f"{pipeline:<10}" + "".join(f"{counts[(pipeline, c)]:>28}" for c in COLUMNS))
+    for pipeline in ("synthetic", "inferred"):
+        refusals = counts[(pipeline, AGREE_REFUSE)]
+        print(f"{pipeline}: {counts[(pipeline, 'same kind')]} of {refusals} refusals same kind")
     for line in odd:
         print("  " + line)
     undocumented = [line for line in odd if line.startswith(UNDOCUMENTED)]
