@@ -80,6 +80,7 @@ class Work:
     changed: bool = False  # data differs from what the merge (or the PR) has
     rewrites: list[LinkRewritten] = field(default_factory=list)
     prepared: str = ""
+    additions: int = 0  # entries the prepared head appends to main
 
     def step(self, name: str) -> None:
         self.current = name
@@ -302,6 +303,7 @@ def check(w: Work) -> None:
     verdict = _gov_check(w, w.main_tip, w.prepared, configs=True)
     if not verdict.ok:
         raise w.refuse("the prepared changelog fails gov check", verdict.violations, _fix_hint(w))
+    w.additions = len(verdict.additions)
     w.ok(f"gov check --pr {w.options.pr} passes on {w.prepared[:10]}")
 
 
@@ -309,6 +311,9 @@ def plan(w: Work) -> None:
     w.step("plan")
     if not w.options.plan:
         w.ok("not computed (--no-plan)", "skipped")
+        return
+    if not w.additions:  # corrections only, or no changelog change: no sweep to plan
+        w.ok("the PR appends no changelog entry: nothing would run", "skipped")
         return
     from governance.matrix import sources
     from governance.matrix.render import describe

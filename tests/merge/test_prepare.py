@@ -3,7 +3,9 @@ paths, idempotent reruns, dry runs, and the sweep seam."""
 
 from __future__ import annotations
 
+from governance.merging.prepare import PrepareOptions, prepare_merge
 from governance.merging.steps import SweepRequest
+from governance.settings import Settings
 from tests.merge.conftest import BRINGUP, LINK, OTHER, PR, Setup
 
 CANONICAL = BRINGUP.replace("pr-link: XXX", f"pr-link: {LINK}{PR}").encode()
@@ -172,3 +174,20 @@ def test_dry_run_leaves_a_kept_result_alone(pr_setup: Setup) -> None:
     assert pr_setup.run(dry_run=True).ok
     assert pr_setup.snapshot() == before and pr_setup.journal().read_text() == journal
     assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") == kept.prepared
+
+
+def test_pr_without_changelog_entry_merges_with_nothing_to_plan(pr_setup: Setup) -> None:
+    pr_setup.git("checkout", "-q", "-b", "docs-only", "main~1")
+    pr_setup.repo.commit("Docs", **{"docs__runbook.md": "how to run\n"})
+    pr_setup.git("checkout", "-q", "main")
+    pr_setup.forge().open_pull(4242, "docs-only")
+    report = prepare_merge_for(pr_setup, 4242)
+    assert report.ok, report.status
+    assert {s.name: s.outcome for s in report.steps}["plan"] == "skipped"
+    assert report.plan_rows == [] and report.rewrites == []
+    assert pr_setup.git("show", "main:docs/runbook.md") == "how to run"
+
+
+def prepare_merge_for(setup: Setup, number: int):
+    options = PrepareOptions(number, poll_interval=0.01, check_timeout=1.0)
+    return prepare_merge(setup.gitrepo(), Settings(), setup.forge(), options)
