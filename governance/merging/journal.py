@@ -71,6 +71,11 @@ def owner_alive(journal: Journal) -> bool:
     return True
 
 
+def scratch_ref(pr: int) -> str:
+    """The branch a run builds its result on (gov's own; never a user branch)."""
+    return f"refs/heads/gov/prepare-merge/pr-{pr}"
+
+
 def journal_path(git_dir: Path, pr: int) -> Path:
     return git_dir / "gov" / "merge" / f"pr-{pr}.json"
 

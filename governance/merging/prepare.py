@@ -19,15 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from governance.diagnostics import EXIT_OK, GovError, UsageError
-from governance.forge.base import Forge, PullRequest
+from governance.forge.base import Forge
 from governance.gitrepo import GitRepo
 from governance.merging import journal as jr
 from governance.merging import landing, steps
 from governance.merging.report import MergeReport, StepReport
 from governance.merging.steps import Refused, SweepHook, Work
 from governance.settings import Settings
-
-SCRATCH_PREFIX = "refs/heads/gov/prepare-merge/pr-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +42,6 @@ class PrepareOptions:
     plan: bool = True  # compute the post-merge plan (step `plan`)
 
 
-def scratch_ref(pr: int) -> str:
-    return f"{SCRATCH_PREFIX}{pr}"
-
-
 def prepare_merge(
     repo: GitRepo,
     settings: Settings,
@@ -57,8 +51,9 @@ def prepare_merge(
     sweep: SweepHook | None = None,
     say: Callable[[str], None] | None = None,
 ) -> MergeReport:
-    """Run the state machine; the report says what happened (never raises a
-    GovError: refusals and forge failures become a failed step)."""
+    """Run the state machine; the report says what happened. Refusals and
+    forge/git failures become a failed step (after rollback); only a live
+    concurrent run (UsageError) and crashes (after rollback) raise."""
     report = MergeReport(options.pr, forge.kind, options.dry_run)
     path = jr.journal_path(repo.git_dir, options.pr)
     prior = jr.load(path)
@@ -106,10 +101,6 @@ def rollback(repo: GitRepo, journal: jr.Journal, path: Path) -> str:
         done.append(f"checked out {branch} again")
     jr.remove(path)
     return "; ".join(done) or "nothing to undo"
-
-
-def describe_pr(pr: PullRequest) -> str:
-    return f"PR #{pr.number} '{pr.title}' {pr.head_branch}@{pr.head_sha[:10]}"
 
 
 def run_steps(w: Work, prior: jr.Journal | None) -> None:

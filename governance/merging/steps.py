@@ -257,7 +257,7 @@ def begin(w: Work) -> None:
         return
     repo, n, pull = w.repo, w.options.pr, w.pull
     original = repo.current_branch()
-    scratch = f"refs/heads/gov/prepare-merge/pr-{n}"
+    scratch = jr.scratch_ref(n)
     w.journal = jr.Journal(
         n, original, repo.head_sha(), scratch, pull.head_sha, main_tip=w.main_tip, pid=os.getpid()
     )
