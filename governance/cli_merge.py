@@ -32,7 +32,7 @@ def _say_rewrites(outcome) -> None:
 def canonicalize(
     pr: Annotated[int, typer.Option("--pr", min=1, help="The PR whose link to write.")],
     base_ref: Annotated[
-        str | None, typer.Option(help="Base revision (default: the main branch).")
+        str | None, typer.Option(help="Base revision (default: the merge-base with main).")
     ] = None,
 ) -> None:
     """Rewrite the placeholder links of the entries this PR appended."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from governance.changelog.edit import EditResult, canonicalize
 from governance.changelog.resolve import resolve_conflict
 from governance.changelog.rules import CheckMode
-from governance.checking import CheckOptions, HeadSource, run_check
+from governance.checking import CheckOptions, HeadSource, resolve_base, run_check
 from governance.diagnostics import FindingsError, UsageError
 from governance.gitrepo import GitRepo
 from governance.settings import Settings
@@ -33,13 +33,15 @@ def canonicalize_worktree(
     repo: GitRepo, settings: Settings, pr: int, base_ref: str | None
 ) -> EditOutcome:
     """Rewrite the placeholder links of the entries the working-tree changelog
-    appends to `base_ref` (default: the main branch) to PR `pr`'s link."""
+    appends to `base_ref` (default: the merge-base with main) to PR `pr`'s link."""
     path = settings.changelog
     head = repo.read_worktree(path)
     if head is None:
         raise UsageError(f"{path} does not exist in the working tree", "run gov at the repo root")
-    ref = base_ref or repo.default_main_ref(settings.main_branch)
-    base = repo.read_blob(repo.resolve(ref), path) or b""
+    # Default base: the merge-base with main, like `gov check` (it is main's tip
+    # once main has been merged in, as in the reference's `--base-ref origin/main`).
+    base_commit, _label = resolve_base(repo, settings, base_ref)
+    base = repo.read_blob(base_commit, path) or b""
     result = canonicalize(base, head, pr, settings.policy(), path=path)
     if not result.ok:
         raise FindingsError(

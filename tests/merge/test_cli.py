@@ -72,7 +72,7 @@ def test_canonicalize_rewrites_only_this_prs_entries(
     pr_setup.git("checkout", "-q", "bringup")
     path = pr_setup.path / CHANGELOG
     before = path.read_bytes()
-    done = gov(pr_setup, gov_exe, env, "canonicalize", "--pr", str(PR), "--base-ref", "main~1")
+    done = gov(pr_setup, gov_exe, env, "canonicalize", "--pr", str(PR))  # merge-base default
     assert done.returncode == 0, done.stderr
     assert f"pr-link XXX -> {LINK}{PR}" in done.stdout
     assert path.read_bytes() == before.replace(b"pr-link: XXX", f"pr-link: {LINK}{PR}".encode())
