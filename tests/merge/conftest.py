@@ -82,7 +82,8 @@ class Setup:
         **options: object,
     ) -> MergeReport:
         """The service in-process, as `gov prepare-merge --pr 2194` calls it."""
-        opts = PrepareOptions(PR, poll_interval=0.01, check_timeout=1.0, **options)  # type: ignore[arg-type]
+        options = {"poll_interval": 0.01, "check_timeout": 1.0, **options}
+        opts = PrepareOptions(PR, **options)  # type: ignore[arg-type]
         return prepare_merge(
             self.gitrepo(), settings or Settings(), self.forge(), opts, sweep=sweep
         )

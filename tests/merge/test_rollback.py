@@ -187,3 +187,11 @@ def test_crash_inside_a_step_rolls_back_and_reraises(pr_setup: Setup) -> None:
     with pytest.raises(RuntimeError, match="exploded"):
         pr_setup.run(sweep=broken)
     assert pr_setup.snapshot() == before and not pr_setup.journal().exists()
+
+
+def test_required_check_that_never_reports_times_out(pr_setup: Setup) -> None:
+    report = pr_setup.run(required_checks=("check-changelog", "benchmarks"), check_timeout=0.05)
+    assert report.failed_step == "checks" and report.exit_code == 1
+    assert "no verdict within" in report.status and "benchmarks" in report.status
+    assert pr_setup.forge().get_pull(PR).state == "open"
+    assert pr_setup.ref("main") == pr_setup.main_tip
