@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from governance.cli import app, guarded, open_repo, state  # noqa: F401
+
+if TYPE_CHECKING:
+    from governance.merging.worktree import EditOutcome
 
 
 class ForgeKind(StrEnum):
@@ -22,7 +25,7 @@ class ReportFormat(StrEnum):
     json = "json"
 
 
-def _say_rewrites(outcome) -> None:
+def _say_rewrites(outcome: EditOutcome) -> None:
     for rewrite in outcome.result.rewrites:
         sys.stdout.write(f"{outcome.path}:{rewrite.line}: pr-link {rewrite.old} -> {rewrite.new}\n")
 

@@ -9,7 +9,7 @@ commit to make) live in `decisions.py`; this module does the I/O in order.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -19,7 +19,7 @@ from governance.changelog.resolve import resolve_conflict
 from governance.changelog.rules import CheckMode, Verdict
 from governance.changelog.rules import check as rules_check
 from governance.checking import known_keys_at
-from governance.diagnostics import FindingsError
+from governance.diagnostics import FindingsError, Violation
 from governance.forge.base import Forge, PullRequest
 from governance.gitrepo import GitRepo, MergeTree
 from governance.merging import decisions
@@ -93,7 +93,7 @@ class Work:
         elif outcome != "would":
             jr.crash_point(self.current)  # nothing written yet: a crash leaves nothing
 
-    def refuse(self, detail: str, violations=(), hint: str = "") -> Refused:
+    def refuse(self, detail: str, violations: Iterable[Violation] = (), hint: str = "") -> Refused:
         return Refused(StepReport(self.current, "refused", detail, list(violations), hint))
 
 

@@ -195,3 +195,13 @@ def test_required_check_that_never_reports_times_out(pr_setup: Setup) -> None:
     assert "no verdict within" in report.status and "benchmarks" in report.status
     assert pr_setup.forge().get_pull(PR).state == "open"
     assert pr_setup.ref("main") == pr_setup.main_tip
+
+
+def test_interrupt_rolls_back_before_exiting(pr_setup: Setup) -> None:
+    def ctrl_c(request: SweepRequest) -> str:
+        raise KeyboardInterrupt
+
+    before = pr_setup.snapshot()
+    with pytest.raises(KeyboardInterrupt):
+        pr_setup.run(sweep=ctrl_c)
+    assert pr_setup.snapshot() == before and not pr_setup.journal().exists()
