@@ -170,3 +170,33 @@ def test_cli_prints_the_master_config_location(pr: Repo, gov_exe: str) -> None:
     expected = f"{AMD}:{line_of(pr.path / AMD, 'conc-start: 256')}:"
     assert expected in result.stdout, result.stdout
     assert "Traceback" not in result.stderr
+
+
+def cache_files(repo: Repo) -> list[Path]:
+    return sorted((repo.path / ".git" / "gov" / "check-cache").glob("*.json"))
+
+
+def test_plan_findings_are_cached_by_the_bytes_they_judged(pr: Repo) -> None:
+    append(pr)
+    pr.commit("retune")
+    assert check(pr).verdict.ok
+    [entry] = cache_files(pr)
+    # A planted answer proves the second run reads the cache instead of planning.
+    planted = '{"keys": ["planted"], "violations": [{"code": "GOV501", "rule": "r", "message": "m", "path": "p"}]}'
+    entry.write_text(planted)
+    assert [v.code for v in check(pr).verdict.violations] == ["GOV501"]
+    # Any change to the inputs is a different question: a master edit misses.
+    edit(pr, AMD, "conc-start: 4, conc-end: 128", "conc-start: 4, conc-end: 256")
+    pr.commit("wider sweep")
+    assert check(pr).verdict.ok
+    assert len(cache_files(pr)) == 2
+
+
+def test_a_corrupt_cache_entry_is_a_miss_not_an_error(pr: Repo) -> None:
+    edit(pr, AMD, "conc-start: 4, conc-end: 128", "conc-start: 256, conc-end: 128")
+    append(pr)
+    pr.commit("retune")
+    first = check(pr).verdict.violations
+    [entry] = cache_files(pr)
+    entry.write_text("{not json")
+    assert check(pr).verdict.violations == first
