@@ -91,7 +91,7 @@ def slurm_available(timeout: float = 15.0) -> str | None:
         return f"Slurm client tools not on PATH: {', '.join(missing)}"
     try:
         ping = _run(["scontrol", "ping"], timeout)
-        if "UP" not in ping.stdout:
+        if " is UP" not in ping.stdout:
             reason = _first_line(ping.stderr) or _first_line(ping.stdout) or "no answer"
             return f"slurmctld is not reachable (scontrol ping: {reason})"
         info = _run(["sinfo", "--noheader", "--format=%T"], timeout)

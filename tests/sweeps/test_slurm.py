@@ -248,3 +248,37 @@ def test_wrapper_exit_code_and_own_timeout(tmp_path: Path) -> None:
     missing.script.unlink()
     gone = run_wrapper(tmp_path, missing, [str(missing.script)])
     assert gone["exit_code"] == 127 and "cannot start" in str(gone["error"])
+
+
+def test_slurm_states_map_onto_job_status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state mapping, with squeue faked (Slurm's own TIMEOUT takes minutes to see)."""
+    states = ["COMPLETED", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "CANCELLED"]
+    jobs = [make_job(tmp_path, f"j{i}", "true\n") for i in range(len(states) + 2)]
+    slurm = launcher(tmp_path)
+    slurm._use_sacct = False  # no accounting: purged tasks are read from status files
+    monkeypatch.setattr(slurm, "_submit", lambda tasks, parallel: "42")
+    monkeypatch.setattr(slurm, "_scontrol_exit_code", lambda task: 1)
+    # The last two tasks were purged from the controller; one left a status file.
+    listed = {i: (state, "None") for i, state in enumerate(states)}
+    monkeypatch.setattr(slurm, "_squeue", lambda job_id: listed)
+    real_prepare = slurm._prepare
+
+    def prepare(jobs_: list[LaunchJob]) -> list[object]:
+        tasks = real_prepare(jobs_)
+        tasks[-2].status_file.write_text(json.dumps({"exit_code": 0, "timed_out": False}))
+        return tasks
+
+    monkeypatch.setattr(slurm, "_prepare", prepare)
+    outcomes = slurm.launch(jobs, parallel=2)
+    assert [o.status for o in outcomes] == [
+        JobStatus.SUCCEEDED,
+        JobStatus.FAILED,
+        JobStatus.FAILED,
+        JobStatus.FAILED,
+        JobStatus.TIMED_OUT,
+        JobStatus.CANCELLED,
+        JobStatus.SUCCEEDED,
+        JobStatus.FAILED,
+    ]
+    assert outcomes[2].detail == "exit code 1; Slurm state NODE_FAIL"
+    assert "without writing its status file" in outcomes[-1].detail
