@@ -298,11 +298,14 @@ class SlurmLauncher:
                         self._finish(task, JobStatus.FAILED, "lost contact with Slurm", emit)
                 return
             self._check_overrun(tasks)
-            if any(task.outcome is None for task in tasks):
+            if not any(task.outcome is None for task in tasks):
+                break
+            if cancelled:
+                # The event stays set, so waiting on it would not wait at all.
+                time.sleep(min(self.poll_interval, 1.0))
+            else:
                 # Waiting on the event lets cancel() take effect at once.
-                self._cancel.wait(
-                    self.poll_interval if not cancelled else min(self.poll_interval, 1.0)
-                )
+                self._cancel.wait(self.poll_interval)
 
     def _poll(self, tasks: list[_Task], emit: Callable[[JobEvent], None]) -> bool:
         """One look at the array; False when Slurm could not be asked."""
@@ -334,9 +337,8 @@ class SlurmLauncher:
         self, task: _Task, state: str, reason: str, emit: Callable[[JobEvent], None]
     ) -> None:
         task.slurm_state, task.reason = state, reason
-        if (state in RUNNING_STATES or state in STATE_STATUS) and task.seen_running is None:
-            task.seen_running = _now()
-            emit(JobEvent(task.job.key, None, task.seen_running))
+        if state in RUNNING_STATES:
+            self._started(task, emit)
         if state not in STATE_STATUS:
             return
         status = STATE_STATUS[state]
@@ -348,27 +350,34 @@ class SlurmLauncher:
             return
         if recorded.get("timed_out") or (status is JobStatus.CANCELLED and task.forced_timeout):
             status = JobStatus.TIMED_OUT
-        detail = recorded.get("error") or ""
+        if recorded or status is not JobStatus.CANCELLED:
+            self._started(task, emit)  # it ran, if only between two polls
+        detail = str(recorded.get("error") or "")
         if status is not JobStatus.SUCCEEDED and not detail:
             detail = f"Slurm state {state}" + (f" ({reason})" if reason not in ("", "None") else "")
         self._finish(task, status, detail, emit, recorded)
 
     def _from_status_file(self, task: _Task, emit: Callable[[JobEvent], None]) -> None:
         recorded = self._read_status(task)
-        if task.seen_running is None:
-            task.seen_running = _now()
-            emit(JobEvent(task.job.key, None, task.seen_running))
         if not recorded:
             detail = "task left the Slurm queue without writing its status file"
             self._finish(task, JobStatus.FAILED, detail, emit)
             return
+        self._started(task, emit)
         if recorded.get("timed_out"):
             status = JobStatus.TIMED_OUT
         elif recorded.get("exit_code") == 0:
             status = JobStatus.SUCCEEDED
         else:
             status = JobStatus.FAILED
-        self._finish(task, status, recorded.get("error") or "", emit, recorded)
+        self._finish(task, status, str(recorded.get("error") or ""), emit, recorded)
+
+    @staticmethod
+    def _started(task: _Task, emit: Callable[[JobEvent], None]) -> None:
+        """The start event, once per task; a task cancelled while pending gets none."""
+        if task.seen_running is None:
+            task.seen_running = _now()
+            emit(JobEvent(task.job.key, None, task.seen_running))
 
     def _finish(
         self,
@@ -384,7 +393,7 @@ class SlurmLauncher:
         code = recorded.get("exit_code")
         if status is JobStatus.FAILED and not isinstance(code, int):
             code = self._scontrol_exit_code(task)
-        if status is JobStatus.FAILED and isinstance(code, int) and "exit" not in detail:
+        if status is JobStatus.FAILED and isinstance(code, int) and not detail.startswith("exit"):
             detail = f"exit code {code}" + (f"; {detail}" if detail else "")
         task.outcome = JobOutcome(
             job=task.job,

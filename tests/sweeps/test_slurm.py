@@ -170,8 +170,10 @@ def test_env_values_arrive_verbatim_and_execute_nothing(
 def test_cancel_method_cancels_the_array(tmp_path: Path) -> None:
     jobs = [make_job(tmp_path, f"long{i}", "sleep 120\n") for i in range(3)]
     slurm = launcher(tmp_path)
+    events: list[JobEvent] = []
 
     def on_event(event: JobEvent) -> None:
+        events.append(event)
         if event.status is None:  # the first task is running: cancel everything
             slurm.cancel()
 
@@ -179,6 +181,9 @@ def test_cancel_method_cancels_the_array(tmp_path: Path) -> None:
     outcomes = slurm.launch(jobs, parallel=1, on_event=on_event)
     assert time.monotonic() - started < 30
     assert [o.status for o in outcomes] == [JobStatus.CANCELLED] * 3
+    # Tasks cancelled while pending never started: finish events only.
+    assert [e.key for e in events if e.status is None] == ["long0"]
+    assert sorted(e.key for e in events if e.status is not None) == ["long0", "long1", "long2"]
     assert slurm.job_id is not None
     wait_array_gone(slurm.job_id)
 
