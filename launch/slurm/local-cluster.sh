@@ -36,12 +36,24 @@ die() {
     exit 1
 }
 
+process_running() {
+    # process_running PID NAME: PID is a live (not zombie) process called NAME.
+    # Zombies matter here: the container's PID 1 may reap killed daemons late.
+    local pid="$1" name="$2" stat
+    [[ "${pid}" =~ ^[0-9]+$ ]] || return 1
+    stat="$(cat "/proc/${pid}/stat" 2>/dev/null)" || return 1
+    # The state is the first field after the ")" that closes the command name.
+    stat="${stat##*) }"
+    [[ "${stat%% *}" != Z ]] || return 1
+    # A pid reused by another program does not count.
+    [[ "$(cat "/proc/${pid}/comm" 2>/dev/null)" == "${name}" ]]
+}
+
 pid_alive() {
-    # True when the pid file names a running process.
-    local pid_file="$1" pid
+    # pid_alive PID_FILE NAME: the pid file names a running NAME.
+    local pid_file="$1" name="$2"
     [[ -s "${pid_file}" ]] || return 1
-    pid="$(cat "${pid_file}")"
-    [[ "${pid}" =~ ^[0-9]+$ ]] && kill -0 "${pid}" 2>/dev/null
+    process_running "$(cat "${pid_file}")" "${name}"
 }
 
 check_installed() {
@@ -98,7 +110,8 @@ write_conf() {
     cat >"${tmp}" <<EOF
 ${MARKER}
 ClusterName=gov-ci
-SlurmctldHost=${host}
+# Loopback addresses: nothing depends on the hostname resolving.
+SlurmctldHost=${host}(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -131,7 +144,7 @@ InactiveLimit=0
 ReturnToService=2
 SlurmctldTimeout=30
 SlurmdTimeout=60
-${node_line} State=UNKNOWN
+${node_line} NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=debug Nodes=${host} Default=YES MaxTime=INFINITE State=UP
 EOF
     chmod 0644 "${tmp}"
@@ -152,16 +165,16 @@ ctld_up() {
 stop_daemon() {
     # stop_daemon NAME [PID_FILE]: SIGTERM, wait up to 10 s, then SIGKILL.
     local name="$1" pid_file="${2:-${STATE_DIR}/$1.pid}" pid i
-    if ! pid_alive "${pid_file}"; then
+    if ! pid_alive "${pid_file}" "${name}"; then
         return 0
     fi
     pid="$(cat "${pid_file}")"
     kill -TERM "${pid}" 2>/dev/null || true
     for ((i = 0; i < 50; i++)); do
-        kill -0 "${pid}" 2>/dev/null || break
+        process_running "${pid}" "${name}" || break
         sleep 0.2
     done
-    if kill -0 "${pid}" 2>/dev/null; then
+    if process_running "${pid}" "${name}"; then
         kill -KILL "${pid}" 2>/dev/null || true
     fi
     rm -f "${pid_file}"
@@ -187,7 +200,7 @@ cmd_start() {
         stop_daemon slurmctld
     fi
 
-    if pid_alive "${STATE_DIR}/slurmctld.pid"; then
+    if pid_alive "${STATE_DIR}/slurmctld.pid" slurmctld; then
         say "slurmctld already running"
     else
         slurmctld
@@ -199,7 +212,7 @@ cmd_start() {
     done
     ctld_up || die "slurmctld does not answer (see ${STATE_DIR}/log/slurmctld.log)"
 
-    if pid_alive "${STATE_DIR}/slurmd.pid"; then
+    if pid_alive "${STATE_DIR}/slurmd.pid" slurmd; then
         say "slurmd already running"
     else
         slurmd
@@ -236,7 +249,7 @@ cmd_stop() {
 cmd_status() {
     local name rc=0
     for name in slurmctld slurmd; do
-        if pid_alive "${STATE_DIR}/${name}.pid"; then
+        if pid_alive "${STATE_DIR}/${name}.pid" "${name}"; then
             say "${name} running (pid $(cat "${STATE_DIR}/${name}.pid"))"
         else
             say "${name} not running"
