@@ -355,6 +355,10 @@ class SlurmLauncher:
         detail = str(recorded.get("error") or "")
         if status is not JobStatus.SUCCEEDED and not detail:
             detail = f"Slurm state {state}" + (f" ({reason})" if reason not in ("", "None") else "")
+        if not recorded and status is JobStatus.FAILED and self.launch_dir is not None:
+            # The wrapper itself failed: its traceback is in Slurm's output file.
+            out = self.launch_dir / f"slurm-{self.job_id}_{task.index}.out"
+            detail += f"; no status file, see {out}"
         self._finish(task, status, detail, emit, recorded)
 
     def _from_status_file(self, task: _Task, emit: Callable[[JobEvent], None]) -> None:

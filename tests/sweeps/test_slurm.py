@@ -285,5 +285,5 @@ def test_slurm_states_map_onto_job_status(tmp_path: Path, monkeypatch: pytest.Mo
         JobStatus.SUCCEEDED,
         JobStatus.FAILED,
     ]
-    assert outcomes[2].detail == "exit code 1; Slurm state NODE_FAIL"
+    assert outcomes[2].detail.startswith("exit code 1; Slurm state NODE_FAIL; no status file")
     assert "without writing its status file" in outcomes[-1].detail
