@@ -49,7 +49,14 @@ def merge_driver_command(
 
     repo, settings = open_repo()
     shown = path or settings.changelog
-    ours_is_main = main_is_ours(repo, settings.main_branch, main_side)
+    ours_is_main = main_is_ours(
+        repo,
+        settings.main_branch,
+        main_side,
+        path=shown,
+        ours=_peek(current),
+        theirs=_peek(other),
+    )
     outcome = run_driver(
         repo,
         ancestor,
@@ -95,6 +102,15 @@ def merge_driver_command(
                 "or edit the markers by hand, then `git add " + shown + "`"
             )
     raise typer.Exit(EXIT_OK if outcome.clean else EXIT_FINDINGS)
+
+
+def _peek(file: Path) -> bytes:
+    """The bytes of a side for the direction guess; b"" when unreadable
+    (run_driver then reports the unreadable file itself)."""
+    try:
+        return file.read_bytes()
+    except OSError:
+        return b""
 
 
 def _running_gov() -> str:

@@ -40,18 +40,36 @@ class MainSide(StrEnum):
     theirs = "theirs"  # %B: merging main into a PR branch
 
 
-def main_is_ours(repo: GitRepo, main_branch: str, side: MainSide = MainSide.auto) -> bool:
-    """Whether `%A` holds main's side of the merge.
+def main_is_ours(
+    repo: GitRepo,
+    main_branch: str,
+    side: MainSide = MainSide.auto,
+    *,
+    path: str,
+    ours: bytes,
+    theirs: bytes,
+) -> bool:
+    """Whether `%A` (`ours`) holds main's side of the merge.
 
     The result must start with main's bytes whatever the direction, so the
-    driver has to know which side is main. Auto: ours is main when the
-    checked-out branch is the main branch (`git merge PR` on main) or a rebase
-    is in progress (rebase replays the PR's commits onto main, so ours is
-    main's side); otherwise theirs is main (`git merge main` on a PR branch,
-    the direction prepare-merge uses).
+    driver has to know which side is main. Auto, first by content: the side
+    whose bytes are the changelog at the tip of the main branch (local or
+    `origin/`) is main; this holds for `git merge`, `git merge-tree` and the
+    first pick of a rebase alike. When that does not decide (main moved, or
+    both or neither match), by situation: ours is main when the checked-out
+    branch is the main branch or a rebase is in progress (rebase replays the
+    PR's commits onto main); otherwise theirs is (`git merge main` on a PR
+    branch, the direction prepare-merge uses).
     """
     if side is not MainSide.auto:
         return side is MainSide.ours
+    tips = {repo.ref_sha(f"refs/heads/{main_branch}")}
+    tips.add(repo.ref_sha(f"refs/remotes/origin/{main_branch}"))
+    main_versions = {repo.read_blob(tip, path) for tip in tips if tip}
+    main_versions.discard(None)
+    ours_main, theirs_main = ours in main_versions, theirs in main_versions
+    if ours_main != theirs_main:
+        return ours_main
     return repo.current_branch() == main_branch or repo.rebase_in_progress()
 
 

@@ -185,6 +185,30 @@ def test_rebasing_a_pr_onto_main_keeps_main_first(driven: Repo) -> None:
     assert changelog(driven) == main_bytes + b"\n" + entry("pb")
 
 
+def test_merge_tree_finds_main_by_content(driven: Repo) -> None:
+    """`git merge-tree PR main` with main checked out: ours is the PR here,
+    and the driver tells so from the bytes (they are main's tip changelog)."""
+    commit_on(driven, "pr-b", log(BASE, entry("pb")), "PR b")
+    main_bytes = log(BASE, entry("landed", link(7)))
+    commit_on(driven, "main", main_bytes, "PR 7 landed (#7)")
+    for ours, theirs in (("pr-b", "main"), ("main", "pr-b")):
+        tree = driven.git("merge-tree", "--write-tree", ours, theirs)
+        merged = driven.git("cat-file", "-p", f"{tree}:{LOG}")
+        assert merged.encode() + b"\n" == main_bytes + b"\n" + entry("pb"), (ours, theirs)
+
+
+def test_without_the_driver_config_the_same_appends_conflict(driven: Repo) -> None:
+    """The control case: .gitattributes alone does nothing (git ignores an
+    undefined driver), and git's text merge stops on two appends."""
+    driven.git("config", "--local", "--remove-section", "merge.gov")
+    commit_on(driven, "pr-a", log(BASE, entry("pa")), "PR a")
+    commit_on(driven, "main", log(BASE, entry("m")), "main")
+    done = git_run(driven, "merge", "--no-edit", "pr-a")
+    assert done.returncode != 0
+    assert "gov" not in done.stderr
+    assert b"<<<<<<< HEAD" in changelog(driven)
+
+
 def test_pr_correcting_a_link_while_main_appends(driven: Repo) -> None:
     corrected = BASE.replace(link(1).encode(), link(11).encode())
     commit_on(driven, "fix-link", corrected, "correct entry 1's link")
