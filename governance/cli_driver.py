@@ -45,18 +45,10 @@ def merge_driver_command(
     When both sides only appended entries, %A becomes main's bytes followed by
     the PR's new entries (exit 0). Otherwise git's text merge runs instead and
     a conflict is left for `gov resolve-conflict` (exit 1)."""
-    from governance.driver import main_is_ours, run_driver
+    from governance.driver import run_driver
 
     repo, settings = open_repo()
     shown = path or settings.changelog
-    ours_is_main = main_is_ours(
-        repo,
-        settings.main_branch,
-        main_side,
-        path=shown,
-        ours=_peek(current),
-        theirs=_peek(other),
-    )
     outcome = run_driver(
         repo,
         ancestor,
@@ -65,7 +57,8 @@ def merge_driver_command(
         path=shown,
         policy=settings.policy(),
         pr=pr,
-        main_ours=ours_is_main,
+        main_side=main_side,
+        main_branch=settings.main_branch,
         marker_size=marker_size,
     )
     # merge_driver names the sides ours (the PR) and theirs (main), its refusals pr/main
@@ -73,9 +66,7 @@ def merge_driver_command(
     for finding in outcome.violations:
         side = sides.get(finding.source, finding.source)
         message = finding.message
-        if message.startswith(
-            f"{finding.source} "
-        ):  # "ours changed ..." -> "the PR side changed ..."
+        if message.startswith(f"{finding.source} "):  # "ours changed" -> "the PR side changed"
             message = f"the {side} side{message[len(finding.source) :]}"
         err(f"{finding.located()} ({side} side): {finding.code} {message}")
         if finding.hint:
@@ -86,7 +77,7 @@ def merge_driver_command(
             f"(main entry {dropped.main_entry}); not appended twice"
         )
     if outcome.merged_by == "text":
-        main_name = "ours" if ours_is_main else "theirs"
+        main_name = "ours" if outcome.main_is_ours else "theirs"
         if outcome.clean:
             err(
                 f"gov merge-driver: {shown}: gov did not merge it (main = {main_name}); "
@@ -102,15 +93,6 @@ def merge_driver_command(
                 "or edit the markers by hand, then `git add " + shown + "`"
             )
     raise typer.Exit(EXIT_OK if outcome.clean else EXIT_FINDINGS)
-
-
-def _peek(file: Path) -> bytes:
-    """The bytes of a side for the direction guess; b"" when unreadable
-    (run_driver then reports the unreadable file itself)."""
-    try:
-        return file.read_bytes()
-    except OSError:
-        return b""
 
 
 def _running_gov() -> str:

@@ -94,7 +94,8 @@ def run_driver(
     path: str,
     policy: LinkPolicy,
     pr: int | None = None,
-    main_ours: bool = False,
+    main_side: MainSide = MainSide.auto,
+    main_branch: str = "main",
     marker_size: int = 7,
 ) -> DriverOutcome:
     """Merge the three versions and leave the result in `current` (`%A`).
@@ -104,6 +105,7 @@ def run_driver(
     reports a conflict on them): nothing is lost on any path.
     """
     base, ours, theirs = (_read(file) for file in (ancestor, current, other))
+    main_ours = main_is_ours(repo, main_branch, main_side, path=path, ours=ours, theirs=theirs)
     pr_side, main = (theirs, ours) if main_ours else (ours, theirs)
     result = merge_driver(base, pr_side, main, pr, policy, path=path)
     if result.ok:

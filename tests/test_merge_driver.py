@@ -14,7 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from governance.changelog.links import LinkPolicy
-from governance.driver import attributes_line, driver_command, run_driver, write_atomically
+from governance.driver import (
+    MainSide,
+    attributes_line,
+    driver_command,
+    run_driver,
+    write_atomically,
+)
 from governance.gitrepo import GitRepo
 from tests.conftest import GIT_ENV, Repo, git
 
@@ -197,6 +203,19 @@ def test_merge_tree_finds_main_by_content(driven: Repo) -> None:
         assert merged.encode() + b"\n" == main_bytes + b"\n" + entry("pb"), (ours, theirs)
 
 
+def test_when_main_moved_on_the_situation_decides(driven: Repo) -> None:
+    """Merging an older main commit into a PR: neither side is main's tip
+    changelog, so the checked-out branch decides (a PR branch: main is theirs)."""
+    commit_on(driven, "pr-b", log(BASE, entry("pb")), "PR b")
+    older = log(BASE, entry("m1", link(7)))
+    commit_on(driven, "main", older, "PR 7 (#7)")
+    commit_on(driven, "main", log(older, entry("m2", link(8))), "PR 8 (#8)")
+    driven.git("checkout", "-q", "pr-b")
+    done = git_run(driven, "merge", "--no-edit", "main~1")
+    assert done.returncode == 0, done.stderr
+    assert changelog(driven) == older + b"\n" + entry("pb")
+
+
 def test_without_the_driver_config_the_same_appends_conflict(driven: Repo) -> None:
     """The control case: .gitattributes alone does nothing (git ignores an
     undefined driver), and git's text merge stops on two appends."""
@@ -364,7 +383,7 @@ def test_a_crash_while_writing_never_truncates_ours(
         with monkeypatch.context() as patch:
             patch.setattr(os, failing, boom)
             with pytest.raises(OSError, match="disk on fire"):
-                run_driver(repo, o, a, b, path=LOG, policy=POLICY)
+                run_driver(repo, o, a, b, path=LOG, policy=POLICY, main_side=MainSide.theirs)
         assert a.read_bytes() == mine, name
         assert sorted(p.name for p in work.iterdir()) == [
             ".merge_file_A",
@@ -419,9 +438,10 @@ def test_property_result_is_main_then_each_pr_entry_once(
     ours, theirs = (main, pr_side) if main_is_ours else (pr_side, main)
     with tempfile.TemporaryDirectory(dir=scratch_repo.root) as tmp:
         o, a, b = sides(Path(tmp), base, ours, theirs)
-        outcome = run_driver(scratch_repo, o, a, b, path=LOG, policy=POLICY, main_ours=main_is_ours)
+        side = MainSide.ours if main_is_ours else MainSide.theirs
+        outcome = run_driver(scratch_repo, o, a, b, path=LOG, policy=POLICY, main_side=side)
         result = a.read_bytes()
-    assert outcome.clean and outcome.merged_by == "gov"
+    assert outcome.clean and outcome.merged_by == "gov" and outcome.main_is_ours == main_is_ours
     assert result.startswith(main)
     for block in main_entries + pr_entries:
         assert result.count(block) == 1
