@@ -395,7 +395,7 @@ def version() -> None:
 
 # Command groups that live in their own modules register themselves on `app`
 # when imported; keep this list short and alphabetical.
-from governance import cli_merge, cli_sweeps  # noqa: E402, F401  (registers commands)
+from governance import cli_driver, cli_merge, cli_pr, cli_sweeps  # noqa: E402, F401  (registers commands)
 
 
 def main() -> None:
