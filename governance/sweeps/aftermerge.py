@@ -162,7 +162,7 @@ def sweep_after_merge(
                     f"{d.key} would have to run: {d.reason}"
                     + (f" ({d.detail})" if d.detail else ""),
                     d.row.where,
-                    hint="rerun the PR sweep on its head, or use --reuse (rerun what is missing)",
+                    hint="sweep the PR head again, or allow reruns (reuse mode instead of reuse-only)",
                 )
                 for d in decision.rerun
             ]

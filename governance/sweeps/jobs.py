@@ -129,7 +129,7 @@ def row_env(row: PlanRow, *, machine: str, result_dir: Path, row_json: Path) -> 
     env["SCENARIO_SUBDIR"] = "agentic/" if row.is_agentic else "fixed_seq_len/"
     env["IS_AGENTIC"] = "1" if row.is_agentic else "0"
     env["RANDOM_RANGE_RATIO"] = "0.8"
-    env["RUNNER_TYPE"] = token(row, "runner")
+    env["RUNNER_TYPE"] = _text(data.get("runner", ""))
     env["RUNNER_NAME"] = machine
     if row.is_eval:
         env.setdefault("RUN_EVAL", "true")

@@ -46,13 +46,15 @@ def hardware_token(runner: str) -> str:
 def row_tokens(row: PlanRow) -> dict[str, str]:
     """The validated tokens a template may use (RowError when one is unsafe)."""
     exp_name = safe_token(row, "exp-name")
-    runner = safe_token(row, "runner")
+    label = row.data.get("runner")
+    # `cluster:b200-dgxc` names the cluster label after the colon.
+    runner = safe_token(row, "runner", label.split(":", 1)[-1] if isinstance(label, str) else "")
     return {
         "node": "multi_node" if row.is_multinode else "single_node",
         "scenario": "agentic" if row.is_agentic else "fixed_seq_len",
         "model": exp_name.split("_", 1)[0],
         "precision": safe_token(row, "precision"),
-        "hw": safe_token(row, "runner", hardware_token(runner)),
+        "hw": safe_token(row, "runner", hardware_token(runner)),  # already safe
         "framework": safe_token(row, "framework"),
         "spec": safe_token(row, "spec-decoding"),
         "runner": runner,
