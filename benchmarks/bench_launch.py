@@ -6,10 +6,15 @@ Measures (wall clock, median and spread over repeated runs):
 * `launch --dry-run`: the `gov launch --dry-run` process for the full plan of
   the newest corpus `main` commit (every config key, throughput and eval rows),
   against a scripts folder holding the first candidate script of every row;
+* `gov launch startup`: the same command on an empty plan (the fixed cost of
+  the CLI: imports, opening the repository, settings), to separate it;
+* `resolve (in process)`: `load_plan` + `resolve_rows` alone for that plan;
 * `local launcher / row`: `launch_rows` (result folder, row JSON, process,
   result check, ledger) for N rows of a script that only writes its result
   file, run one at a time, divided by N.
-Targets: dry run < 1 s, launcher overhead < 50 ms per row.
+Targets: dry run < 1 s, launcher overhead < 50 ms per row. The machine's
+load average is printed too: on a shared machine, compare the dry run with
+the startup line (what every gov command pays) and the in-process time.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from governance.gitrepo import GitRepo  # noqa: E402
 from governance.matrix.expand import EvalMode, generate  # noqa: E402
 from governance.matrix.plan import PlanOptions, assemble, normalise_row, recipe_fingerprint  # noqa: E402
 from governance.matrix.sources import catalog_at  # noqa: E402
-from governance.sweeps.launch import launch_rows, resolve_rows  # noqa: E402
+from governance.sweeps.launch import launch_rows, load_plan, resolve_rows  # noqa: E402
 from governance.sweeps.ledger import Ledger  # noqa: E402
 from governance.sweeps.local import LocalLauncher  # noqa: E402
 from governance.sweeps.naming import ScriptResolver  # noqa: E402
@@ -78,6 +83,22 @@ def scripts_for(document: dict, folder: Path) -> int:
     return len(made)
 
 
+def bench_in_process(plan: Path, scripts: Path, repeat: int) -> list[float]:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        document = load_plan(plan)
+        resolve_rows(
+            plan_rows(document),
+            ScriptResolver(scripts),
+            plan.parent / "r",
+            machine="m",
+            build=False,
+        )
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
 def bench_dry_run(repo_path: Path, plan: Path, scripts: Path, repeat: int) -> list[float]:
     env = {**os.environ, "GOV_SCRIPTS": str(scripts)}
     command = [str(GOV), "-C", str(repo_path), "launch", "--plan", str(plan), "--dry-run"]
@@ -88,7 +109,8 @@ def bench_dry_run(repo_path: Path, plan: Path, scripts: Path, repeat: int) -> li
         samples.append(time.perf_counter() - start)
         if done.returncode != 0:
             raise SystemExit(f"dry run failed: {done.stderr[-2000:]}")
-    print("  " + done.stdout.splitlines()[-1])
+    if done.stdout.strip():
+        print("  " + done.stdout.splitlines()[-1])
     return samples
 
 
@@ -144,6 +166,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100)
     parser.add_argument("--repo", type=Path, help="existing clone of the corpus bundle")
     args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as scratch_dir:
         scratch = Path(scratch_dir)
         report("local launcher / row", bench_launcher(scratch, args.rows, args.repeat), "ms", 1000)
@@ -161,10 +184,12 @@ def main() -> None:
         made = scripts_for(document, scratch / "scripts")
         count = len(plan_rows(document))
         print(f"corpus main = {repo.resolve('main')[:12]}: {count} rows, {made} scripts")
-        report(
-            "launch --dry-run (all keys)",
-            bench_dry_run(repo_path, plan, scratch / "scripts", args.repeat),
-        )
+        scripts = scratch / "scripts"
+        report("launch --dry-run (all keys)", bench_dry_run(repo_path, plan, scripts, args.repeat))
+        empty = scratch / "empty.json"
+        empty.write_text('{"single_node": {}}')
+        report("gov launch startup", bench_dry_run(repo_path, empty, scripts, args.repeat))
+        report("resolve (in process)", bench_in_process(plan, scripts, args.repeat))
 
 
 if __name__ == "__main__":

@@ -20,18 +20,19 @@ from governance.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 def _dry_run_text(resolved, scripts_root: Path) -> str:
     lines = []
+    root = scripts_root.resolve()
     for item in resolved:
-        if item.job is not None:
+        if item.ok and item.script is not None:
             try:
-                shown = item.job.script.relative_to(scripts_root.resolve())
+                shown = item.script.relative_to(root)
             except ValueError:
-                shown = item.job.script
+                shown = item.script
             lines.append(f"{item.row.where}  {item.key}  -> {shown}")
         else:
             lines.append(f"{item.row.where}  {item.key}  !! {item.code} {item.problem}")
             for tried in item.tried:
                 lines.append(f"      tried {tried}")
-    ok = sum(1 for r in resolved if r.job is not None)
+    ok = sum(1 for r in resolved if r.ok)
     lines.append(f"{ok} of {len(resolved)} rows resolve to a script under {scripts_root}")
     return "\n".join(lines) + "\n"
 
@@ -58,7 +59,7 @@ def launch(
 ) -> None:
     """Run a plan's rows with their launch scripts and record them in the run ledger."""
     from governance.diagnostics import FindingsError
-    from governance.sweeps.aftermerge import machine_name
+    from governance.sweeps.jobs import machine_name
     from governance.sweeps.launch import (
         Progress,
         launch_rows,
@@ -79,13 +80,18 @@ def launch(
     rows = select_only(plan_rows(document), only or [])
     resolver = resolver_for(paths, settings)
     resolved = resolve_rows(
-        rows, resolver, paths.results, machine=machine_name(launcher), timeout_seconds=timeout
+        rows,
+        resolver,
+        paths.results,
+        machine=machine_name(launcher),
+        timeout_seconds=timeout,
+        build=not dry_run,
     )
     if dry_run:
         sys.stdout.write(_dry_run_text(resolved, paths.scripts))
-        raise typer.Exit(EXIT_OK if all(r.job for r in resolved) else EXIT_FINDINGS)
+        raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
     runner = get_launcher(launcher, settings)
-    ready = sum(1 for r in resolved if r.job is not None)
+    ready = sum(1 for r in resolved if r.ok)
     with Ledger(paths.ledger) as ledger:
         result = launch_rows(
             resolved,

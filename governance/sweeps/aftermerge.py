@@ -12,14 +12,13 @@ something would have to run, before launching anything.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from governance.codes import violation
 from governance.diagnostics import FindingsError
-from governance.sweeps.jobs import DEFAULT_TIMEOUT_SECONDS
+from governance.sweeps.jobs import DEFAULT_TIMEOUT_SECONDS, machine_name
 from governance.sweeps.launch import (
     LaunchResult,
     Progress,
@@ -51,7 +50,7 @@ class SweepSection:
 
     @property
     def ok(self) -> bool:
-        if not self.decision.ok or any(r.job is None for r in self.resolved):
+        if not self.decision.ok or any(not r.ok for r in self.resolved):
             return False
         return self.launch is None or self.launch.ok
 
@@ -59,7 +58,7 @@ class SweepSection:
         """Per row: reused (run id, commit) or rerun (reason, outcome)."""
         outcomes = {o.job.key: o for o in (self.launch.outcomes if self.launch else [])}
         ids = self.launch.run_ids if self.launch else {}
-        problems = {r.key: r.problem for r in self.resolved if r.job is None}
+        problems = {r.key: r.problem for r in self.resolved if not r.ok}
         out = []
         for d in self.decision.rows:
             item: dict[str, Any] = {
@@ -115,12 +114,6 @@ class SweepSection:
         return "\n".join(lines) + "\n"
 
 
-def machine_name(launcher_name: str) -> str:
-    """RUNNER_NAME / the RF machine part: `<launcher>-<host>` as a safe token."""
-    host = "".join(c if c.isalnum() or c in "-." else "-" for c in socket.gethostname())
-    return f"{launcher_name}-{host.strip('-.') or 'host'}"[:64]
-
-
 def sweep_after_merge(
     repo: Any,
     settings: Any,
@@ -174,12 +167,17 @@ def sweep_after_merge(
         resolver = resolver_for(paths, settings)
         machine = machine_name(launcher_name)
         section.resolved = resolve_rows(
-            rerun, resolver, paths.results, machine=machine, timeout_seconds=timeout_seconds
+            rerun,
+            resolver,
+            paths.results,
+            machine=machine,
+            timeout_seconds=timeout_seconds,
+            build=not dry_run,
         )
         if dry_run:
             return section
         launcher = get_launcher(launcher_name, settings)
-        ready = sum(1 for r in section.resolved if r.job is not None)
+        ready = sum(1 for r in section.resolved if r.ok)
         section.launch = launch_rows(
             section.resolved,
             launcher,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -84,6 +85,38 @@ def _checked_env(row: PlanRow, env: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def machine_name(launcher_name: str) -> str:
+    """RUNNER_NAME / the RF machine part: `<launcher>-<host>` as a safe token."""
+    host = "".join(c if c.isalnum() or c in "-." else "-" for c in socket.gethostname())
+    return f"{launcher_name}-{host.strip('-.') or 'host'}"[:64]
+
+
+def extra_settings(row: PlanRow, role: str) -> list[tuple[str, str]]:
+    """A worker's `additional-settings` as (KEY, VALUE); RowError on a bad one."""
+    worker = row.data.get(role)
+    out = []
+    for setting in (
+        worker.get("additional-settings") if isinstance(worker, Mapping) else None
+    ) or []:
+        name, sep, value = str(setting).partition("=")
+        if not sep or not ENV_NAME.fullmatch(name) or FORBIDDEN_EXTRA.fullmatch(name):
+            raise RowError(
+                f"{row.where}: {role}.additional-settings entry {setting!r:.80} is not "
+                "KEY=VALUE with an allowed upper-case KEY"
+            )
+        out.append((name, value))
+    return out
+
+
+def check_row(row: PlanRow, machine: str) -> None:
+    """What `row_env` would refuse, without building the environment (dry run)."""
+    result_filename(row, machine)
+    for role in ("prefill", "decode"):
+        extra_settings(row, role)
+    if any(isinstance(v, str) and "\0" in v for v in row.data.values()):
+        raise RowError(f"{row.where}: a row value contains a NUL byte")
+
+
 def result_filename(row: PlanRow, machine: str) -> str:
     """RF of spec 2.3, built from validated tokens only."""
     data = row.data
@@ -147,13 +180,7 @@ def row_env(row: PlanRow, *, machine: str, result_dir: Path, row_json: Path) -> 
             for key, name in WORKER.items():
                 if worker.get(key) is not None:
                     env[f"{prefix}_{name}"] = _text(worker[key])
-            for setting in worker.get("additional-settings") or []:
-                name, sep, value = str(setting).partition("=")
-                if not sep or not ENV_NAME.fullmatch(name) or FORBIDDEN_EXTRA.fullmatch(name):
-                    raise RowError(
-                        f"{row.where}: {role}.additional-settings entry {setting!r:.80} is not "
-                        "KEY=VALUE with an allowed upper-case KEY"
-                    )
+            for name, value in extra_settings(row, role):
                 env.setdefault(name, value)
     else:
         env["CONC"] = conc_label(row)
@@ -166,14 +193,16 @@ def row_env(row: PlanRow, *, machine: str, result_dir: Path, row_json: Path) -> 
     return _checked_env(row, env)
 
 
-def result_dir_for(results_root: Path, row: PlanRow) -> Path:
-    """`<results>/<fingerprint[:16]>/conc<N>` (evals: `<results>/eval-<id16>/conc<N>`)."""
-    key = job_key(row)
-    recipe, _, conc = key.rpartition("-")
-    path = results_root / recipe / conc
-    if not path.resolve().is_relative_to(results_root.resolve()):
-        raise RowError(f"{row.where}: result folder {path} escapes {results_root}")
-    return path
+def result_dir_for(results_root: Path, row: PlanRow, key: str | None = None) -> Path:
+    """`<results>/<fingerprint[:16]>/conc<N>` (evals: `<results>/eval-<id16>/conc<N>`).
+
+    Both parts come from validated values (hex, digits, `x`), so the folder is
+    inside `results_root` by construction; the check below is lexical (cheap)."""
+    recipe, _, conc = (key or job_key(row)).rpartition("-")
+    for part in (recipe, conc):
+        if not part or part.startswith(".") or "/" in part:
+            raise RowError(f"{row.where}: result folder part {part!r} is not a plain name")
+    return results_root / recipe / conc
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -197,12 +226,14 @@ def build_job(
     results_root: Path,
     machine: str,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+    key: str | None = None,
 ) -> LaunchJob:
     """A LaunchJob for one row. Writes nothing: `prepare_job_dir` does that."""
-    result_dir = result_dir_for(results_root, row)
+    key = key or job_key(row)
+    result_dir = result_dir_for(results_root, row, key)
     row_json = result_dir / ROW_JSON_NAME
     env = row_env(row, machine=machine, result_dir=result_dir, row_json=row_json)
-    return LaunchJob(job_key(row), script, env, row_json, result_dir, timeout_seconds)
+    return LaunchJob(key, script, env, row_json, result_dir, timeout_seconds)
 
 
 def prepare_job_dir(job: LaunchJob, row: PlanRow) -> None:

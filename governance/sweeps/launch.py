@@ -17,7 +17,12 @@ from typing import Any
 
 from governance.codes import violation
 from governance.diagnostics import UsageError, line_col
-from governance.sweeps.jobs import DEFAULT_TIMEOUT_SECONDS, build_job, prepare_job_dir
+from governance.sweeps.jobs import (
+    DEFAULT_TIMEOUT_SECONDS,
+    build_job,
+    check_row,
+    prepare_job_dir,
+)
 from governance.sweeps.launcher import JobEvent, JobOutcome, JobStatus, LaunchJob
 from governance.sweeps.ledger import Ledger, NewRun
 from governance.sweeps.naming import DEFAULT_SCRIPT_NAMES, ScriptResolver, TemplateError
@@ -112,10 +117,15 @@ class Resolved:
 
     row: PlanRow
     key: str
-    job: LaunchJob | None
+    script: Path | None
+    job: LaunchJob | None  # None in a dry run (nothing built) or with a problem
     tried: tuple[str, ...] = ()
     problem: str = ""
     code: str = ""  # GOV702 no script / GOV703 unsafe value
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem
 
 
 def select_only(rows: Sequence[PlanRow], only: Sequence[str]) -> list[PlanRow]:
@@ -138,14 +148,16 @@ def resolve_rows(
     *,
     machine: str,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+    build: bool = True,
 ) -> list[Resolved]:
+    """Script and job per row; `build=False` (dry run) only validates."""
     out: list[Resolved] = []
     seen: set[str] = set()
     for row in rows:
         try:
             key = job_key(row)
         except RowError as exc:
-            out.append(Resolved(row, "-", None, (), str(exc), "GOV703"))
+            out.append(Resolved(row, "-", None, None, (), str(exc), "GOV703"))
             continue
         if key in seen:  # the same point twice in one plan runs once
             continue
@@ -153,20 +165,25 @@ def resolve_rows(
         found = resolver.resolve(row)
         if found.script is None:
             code = "GOV703" if not found.tried else "GOV702"
-            out.append(Resolved(row, key, None, found.tried, found.problem, code))
+            out.append(Resolved(row, key, None, None, found.tried, found.problem, code))
             continue
         try:
+            if not build:
+                check_row(row, machine)
+                out.append(Resolved(row, key, found.script, None, found.tried))
+                continue
             job = build_job(
                 row,
                 found.script,
                 results_root=results_root,
                 machine=machine,
                 timeout_seconds=timeout_seconds,
+                key=key,
             )
         except RowError as exc:
-            out.append(Resolved(row, key, None, found.tried, str(exc), "GOV703"))
+            out.append(Resolved(row, key, found.script, None, found.tried, str(exc), "GOV703"))
             continue
-        out.append(Resolved(row, key, job, found.tried))
+        out.append(Resolved(row, key, found.script, job, found.tried))
     return out
 
 
@@ -175,7 +192,7 @@ def problems(resolved: Sequence[Resolved]) -> list:
     return [
         violation(item.code, item.problem, item.row.where, hint="see gov launch --dry-run")
         for item in resolved
-        if item.job is None
+        if not item.ok
     ]
 
 
@@ -234,7 +251,7 @@ class LaunchResult:
 
     @property
     def ok(self) -> bool:
-        return all(r.job for r in self.resolved) and all(
+        return all(r.ok for r in self.resolved) and all(
             o.status is JobStatus.SUCCEEDED for o in self.outcomes
         )
 

@@ -99,7 +99,9 @@ class ScriptResolver:
     root: Path
     table: Sequence[tuple[str, Sequence[str]]] = DEFAULT_SCRIPT_NAMES
     _real_root: Path = field(init=False)
-    _cache: dict[str, bool] = field(init=False, default_factory=dict)
+    # candidate -> its real path (None: absent); rows share few scripts
+    _cache: dict[str, Path | None] = field(init=False, default_factory=dict)
+    _inside_cache: dict[str, bool] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         for _glob, templates in self.table:
@@ -113,11 +115,17 @@ class ScriptResolver:
                 return templates
         return ()
 
-    def _exists(self, path: Path) -> bool:
-        key = str(path)
-        if key not in self._cache:
-            self._cache[key] = path.is_file()
-        return self._cache[key]
+    def _inside(self, real: Path) -> bool:
+        key = f"inside:{real}"
+        if key not in self._inside_cache:
+            self._inside_cache[key] = real.is_relative_to(self._real_root)
+        return self._inside_cache[key]
+
+    def _real(self, relative: str) -> Path | None:
+        if relative not in self._cache:
+            candidate = self.root / relative
+            self._cache[relative] = candidate.resolve() if candidate.is_file() else None
+        return self._cache[relative]
 
     def resolve(self, row: PlanRow) -> Resolution:
         try:
@@ -131,11 +139,10 @@ class ScriptResolver:
         for template in templates:
             relative = render(template, tokens)
             tried.append(relative)
-            candidate = self.root / relative
-            if not self._exists(candidate):
+            real = self._real(relative)
+            if real is None:
                 continue
-            real = candidate.resolve()
-            if not real.is_relative_to(self._real_root):
+            if not self._inside(real):
                 return Resolution(
                     None,
                     tuple(tried),

@@ -8,6 +8,7 @@ nothing a changelog or master config says can steer a path.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -119,13 +120,18 @@ def checked_fingerprint(row: PlanRow) -> str | None:
     return value
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
+def _token_text(raw: str | int | bool) -> str | None:
+    """Pure on its argument, so memoised: plans repeat the same few values."""
+    text = ("true" if raw else "false") if isinstance(raw, bool) else str(raw)
+    return text if SAFE_TOKEN.fullmatch(text) else None
+
+
 def safe_token(row: PlanRow, field: str, value: Any | None = None) -> str:
     """A row value that may become part of a file name, or RowError."""
     raw = row.data.get(field) if value is None else value
-    if isinstance(raw, bool):
-        raw = "true" if raw else "false"
-    text = str(raw) if isinstance(raw, (str, int)) else ""
-    if not SAFE_TOKEN.fullmatch(text):
+    text = _token_text(raw) if isinstance(raw, (str, int)) else None
+    if text is None:
         raise RowError(
             f"{row.where}: `{field}` = {raw!r:.80} cannot be used in a file name "
             "(allowed: letters, digits, '.', '_', '+', '-'; no leading dot)"
