@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from governance.codes import violation
 from governance.diagnostics import FindingsError
@@ -32,6 +32,10 @@ from governance.sweeps.ledger import Ledger
 from governance.sweeps.registry import get_launcher
 from governance.sweeps.reuse import ReuseDecision, ReuseMode, decide
 from governance.sweeps.rows import RowError, plan_rows
+
+if TYPE_CHECKING:
+    from governance.gitrepo import GitRepo
+    from governance.settings import Settings
 
 
 @dataclass(slots=True)
@@ -115,8 +119,8 @@ class SweepSection:
 
 
 def sweep_after_merge(
-    repo: Any,
-    settings: Any,
+    repo: GitRepo,
+    settings: Settings,
     plan_document: Mapping[str, Any],
     pr_number: int | None,
     pr_commits: Collection[str],
@@ -128,11 +132,14 @@ def sweep_after_merge(
     parallel: int = 1,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     progress: bool = True,
+    commit: str | None = None,
 ) -> SweepSection:
     """Decide reuse for the post-merge plan and launch the rows to rerun.
 
-    `repo` is a GitRepo on the merged commit (its HEAD is recorded as the
-    commit of the new runs); `pr_commits` are the PR's commit SHAs (full);
+    `repo` is a GitRepo whose working tree holds the merged tree (scripts run
+    from its scripts folder); the new runs are recorded under `commit`
+    (default: its HEAD, the merge commit); `pr_commits` are the PR's commit
+    SHAs (full);
     `pr_head_document` is the PR-head plan, which lets a rerun say "fingerprint
     changed by main" instead of "new recipe"."""
     rows = plan_rows(plan_document)
@@ -182,7 +189,7 @@ def sweep_after_merge(
             section.resolved,
             launcher,
             ledger,
-            commit=repo.head_sha(),
+            commit=commit or repo.head_sha(),
             pr=pr_number,
             parallel=parallel,
             on_event=Progress(ready) if progress else None,

@@ -13,17 +13,17 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from governance.codes import violation
-from governance.diagnostics import UsageError, line_col
+from governance.diagnostics import UsageError, Violation, line_col
 from governance.sweeps.jobs import (
     DEFAULT_TIMEOUT_SECONDS,
     build_job,
     check_row,
     prepare_job_dir,
 )
-from governance.sweeps.launcher import JobEvent, JobOutcome, JobStatus, LaunchJob
+from governance.sweeps.launcher import JobEvent, JobOutcome, JobStatus, Launcher, LaunchJob
 from governance.sweeps.ledger import Ledger, NewRun
 from governance.sweeps.naming import DEFAULT_SCRIPT_NAMES, ScriptResolver, TemplateError
 from governance.sweeps.rows import (
@@ -35,6 +35,9 @@ from governance.sweeps.rows import (
     job_key,
 )
 
+if TYPE_CHECKING:
+    from governance.settings import Settings
+
 HEX_PREFIX = re.compile(r"[0-9a-f]{1,64}")
 
 
@@ -45,7 +48,7 @@ class SweepPaths:
     ledger: Path
 
 
-def sweep_paths(root: Path, git_dir: Path, settings: Any) -> SweepPaths:
+def sweep_paths(root: Path, git_dir: Path, settings: Settings) -> SweepPaths:
     """Folders from settings; relative paths are relative to the repository root."""
     gov_dir = git_dir.resolve() / "gov"
     scripts = root / settings.scripts
@@ -54,7 +57,7 @@ def sweep_paths(root: Path, git_dir: Path, settings: Any) -> SweepPaths:
     return SweepPaths(scripts, results, ledger)
 
 
-def resolver_for(paths: SweepPaths, settings: Any) -> ScriptResolver:
+def resolver_for(paths: SweepPaths, settings: Settings) -> ScriptResolver:
     table = settings.script_names or DEFAULT_SCRIPT_NAMES
     try:
         return ScriptResolver(paths.scripts, table)
@@ -187,7 +190,7 @@ def resolve_rows(
     return out
 
 
-def problems(resolved: Sequence[Resolved]) -> list:
+def problems(resolved: Sequence[Resolved]) -> list[Violation]:
     """Violations for rows that cannot launch (for FindingsError / reports)."""
     return [
         violation(item.code, item.problem, item.row.where, hint="see gov launch --dry-run")
@@ -258,7 +261,7 @@ class LaunchResult:
 
 def launch_rows(
     resolved: Sequence[Resolved],
-    launcher: Any,
+    launcher: Launcher,
     ledger: Ledger,
     *,
     commit: str,
