@@ -1,7 +1,7 @@
 """The catalogue of violation codes: one place that names every rule.
 
 Ranges: GOV1xx file bytes and YAML, GOV2xx entry schema, GOV3xx history,
-GOV4xx pr-link, GOV5xx config keys, GOV6xx merge. A rule marked `stricter`
+GOV4xx pr-link, GOV5xx config keys, GOV6xx merge, GOV7xx sweeps and launch. A rule marked `stricter`
 rejects something the reference tooling accepts; docs/rules.md lists the
 reason for each, and the corpus fidelity tests allow gov to disagree with the
 reference only through these codes.
@@ -155,6 +155,17 @@ _RULES = (
     Rule(
         "GOV610", "driver-not-append-only", "the merge driver merges only when both sides appended"
     ),
+    # -- sweeps and launch (docs/sweeps.md) ---------------------------------
+    Rule("GOV701", "plan-invalid", "the plan file is a `gov plan --format json` document"),
+    Rule("GOV702", "no-launch-script", "every row resolves to a script in the scripts folder"),
+    Rule(
+        "GOV703",
+        "unsafe-row-value",
+        "row values used in paths are plain tokens, hex fingerprints",
+        stricter=True,
+    ),
+    Rule("GOV704", "reuse-only-needs-run", "in reuse-only mode no row may need a fresh run"),
+    Rule("GOV705", "row-failed", "every launched row succeeds and leaves its result file"),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
