@@ -22,7 +22,6 @@ from governance.sweeps.rows import PlanRow, RowError, checked_fingerprint, conc_
 from governance.sweeps.rows import safe_token as token
 
 ROW_JSON_NAME = "gov-row.json"
-LOG_NAME = "gov-job.log"
 DEFAULT_TIMEOUT_SECONDS = 500 * 60  # the reference's single-node job timeout
 
 # row key -> env name (spec 1.3 direct renames)

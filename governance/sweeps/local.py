@@ -21,12 +21,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from governance.sweeps.jobs import LOG_NAME
-from governance.sweeps.launcher import JobEvent, JobOutcome, JobStatus, LaunchJob
+from governance.sweeps.launcher import (
+    LOG_NAME,
+    JobEvent,
+    JobOutcome,
+    JobStatus,
+    LaunchJob,
+    inherited_env,
+    script_argv,
+)
 
 # What a script inherits from gov's own environment; everything else comes
 # from the row. Tokens (HF_TOKEN) pass through but are never printed.
-INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER", "HF_TOKEN", "HF_HUB_CACHE")
 KILL_GRACE_SECONDS = 2.0
 POLL_SECONDS = 0.002
 
@@ -67,7 +73,7 @@ class LocalLauncher:
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         source = os.environ if environ is None else environ
-        self._base = {k: source[k] for k in INHERITED if k in source}
+        self._base = inherited_env(source)
 
     def _start(self, index: int, job: LaunchJob) -> _Running:
         job.result_dir.mkdir(parents=True, exist_ok=True)
@@ -75,7 +81,7 @@ class LocalLauncher:
         env = {**self._base, **job.env}
         try:
             process = subprocess.Popen(
-                [str(job.script)],
+                script_argv(job.script),
                 cwd=job.result_dir,
                 env=env,
                 stdin=subprocess.DEVNULL,

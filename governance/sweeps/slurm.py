@@ -34,11 +34,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from governance.sweeps.launcher import JobEvent, JobOutcome, JobStatus, LaunchJob
+from governance.sweeps.launcher import (
+    LOG_NAME,
+    JobEvent,
+    JobOutcome,
+    JobStatus,
+    LaunchJob,
+    inherited_env,
+    script_argv,
+)
 
 # The wrapper lives next to the cluster script, in the repository's launch/ folder.
 WRAPPER = Path(__file__).resolve().parents[2] / "launch" / "slurm" / "array-task.py"
-LOG_NAME = "launch.log"  # combined stdout+stderr inside each result folder
 TOOLS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
 
 # Slurm job states (squeue %T / sacct State) that end a task, and what they mean here.
@@ -111,11 +118,6 @@ def accounting_available(timeout: float = 15.0) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return probe.returncode == 0 and "disabled" not in probe.stderr.lower()
-
-
-def task_argv(script: Path) -> list[str]:
-    """Executable scripts run directly (shebang honoured); others through bash."""
-    return [str(script)] if os.access(script, os.X_OK) else ["bash", str(script)]
 
 
 def time_limit_minutes(jobs: Sequence[LaunchJob]) -> int:
@@ -224,8 +226,8 @@ class SlurmLauncher:
                 {
                     "key": job.key,
                     "script": str(job.script),
-                    "argv": task_argv(job.script),
-                    "env": dict(job.env),
+                    "argv": script_argv(job.script),
+                    "env": {**inherited_env(os.environ), **job.env},
                     "cwd": str(job.result_dir),
                     "row_json": str(job.row_json),
                     "log": str(job.result_dir / LOG_NAME),

@@ -93,10 +93,23 @@ def test_timeout_kills_the_process_group(tmp_path: Path, scripts_dir: Path) -> N
 
 
 def test_a_script_that_cannot_start_fails_cleanly(tmp_path: Path, scripts_dir: Path) -> None:
-    script = scripts_dir / "noexec.sh"
-    script.write_text("#!/bin/sh\ntrue\n")
+    script = scripts_dir / "badshebang.sh"
+    script.write_text("#!/nonexistent/interpreter\ntrue\n")
+    script.chmod(0o755)
     [outcome] = LocalLauncher().launch([job(tmp_path, script, "n")], parallel=1)
     assert outcome.status is JobStatus.FAILED and outcome.detail.startswith("cannot start")
+
+
+def test_a_script_without_the_executable_bit_runs_through_bash(
+    tmp_path: Path, scripts_dir: Path
+) -> None:
+    # Same rule as the Slurm launcher (launcher.script_argv).
+    script = scripts_dir / "noexec.sh"
+    script.write_text("echo ran > ran.txt\n")
+    script.chmod(0o644)
+    [outcome] = LocalLauncher().launch([job(tmp_path, script, "n")], parallel=1)
+    assert outcome.status is JobStatus.SUCCEEDED, outcome.detail
+    assert (outcome.job.result_dir / "ran.txt").read_text() == "ran\n"
 
 
 def test_ctrl_c_stops_children_and_records_them(

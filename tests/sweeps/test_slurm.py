@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from governance.sweeps.launcher import JobEvent, JobStatus, LaunchJob
+from governance.sweeps.launcher import JobEvent, JobStatus, LaunchJob, script_argv
 from governance.sweeps.slurm import (
     WRAPPER,
     SlurmLauncher,
     slurm_available,
-    task_argv,
     time_limit_minutes,
 )
 
@@ -217,16 +216,16 @@ def test_probe_reports_missing_tools(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_time_limit_and_argv(tmp_path: Path) -> None:
     job = make_job(tmp_path, "t", "true\n", timeout=30)
     assert time_limit_minutes([job]) == 2  # 30 s + margin, rounded up to minutes
-    assert task_argv(job.script) == [str(job.script)]
+    assert script_argv(job.script) == [str(job.script)]
     job.script.chmod(0o644)
-    assert task_argv(job.script) == ["bash", str(job.script)]
+    assert script_argv(job.script) == ["bash", str(job.script)]
 
 
 def run_wrapper(tmp_path: Path, job: LaunchJob, argv: list[str] | None = None) -> dict[str, object]:
     """Run array-task.py the way a Slurm array task would, without Slurm."""
     status = tmp_path / "status.json"
     task = {
-        "argv": argv or task_argv(job.script),
+        "argv": argv or script_argv(job.script),
         "env": dict(job.env),
         "cwd": str(job.result_dir),
         "log": str(job.result_dir / "launch.log"),
