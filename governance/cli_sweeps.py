@@ -90,7 +90,7 @@ def launch(
     if dry_run:
         sys.stdout.write(_dry_run_text(resolved, paths.scripts))
         raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
-    runner = get_launcher(launcher, settings)
+    runner = get_launcher(launcher, settings, paths.results)
     ready = sum(1 for r in resolved if r.ok)
     with Ledger(paths.ledger) as ledger:
         result = launch_rows(

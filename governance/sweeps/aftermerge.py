@@ -183,7 +183,7 @@ def sweep_after_merge(
         )
         if dry_run:
             return section
-        launcher = get_launcher(launcher_name, settings)
+        launcher = get_launcher(launcher_name, settings, paths.results)
         ready = sum(1 for r in section.resolved if r.ok)
         section.launch = launch_rows(
             section.resolved,

@@ -4,6 +4,7 @@ dependencies stay out of a local run)."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
 
 from governance.diagnostics import UsageError
@@ -15,8 +16,10 @@ LAUNCHERS = {
 }
 
 
-def get_launcher(name: str, settings: Any = None) -> Launcher:
-    """Instantiate launcher `name`; a class may offer `from_settings(settings)`."""
+def get_launcher(name: str, settings: Any = None, results: Path | None = None) -> Launcher:
+    """Instantiate launcher `name`; a class may offer
+    `from_settings(settings, results)` (`results`: the sweep results folder,
+    beside which a launcher keeps its own working files)."""
     target = LAUNCHERS.get(name)
     if target is None:
         raise UsageError(f"unknown launcher {name!r}", "known: " + ", ".join(sorted(LAUNCHERS)))
@@ -31,7 +34,7 @@ def get_launcher(name: str, settings: Any = None) -> Launcher:
         ) from exc
     try:
         factory = getattr(cls, "from_settings", None)
-        launcher = factory(settings) if callable(factory) else cls()
+        launcher = factory(settings, results) if callable(factory) else cls()
     except (OSError, RuntimeError, ValueError) as exc:
         raise UsageError(f"launcher {name!r} cannot start: {exc}", "check its settings") from exc
     return launcher

@@ -145,6 +145,12 @@ class SlurmLauncher:
 
     name = "slurm"
 
+    @classmethod
+    def from_settings(cls, settings: object, results: Path | None) -> SlurmLauncher:
+        """Launch folders go next to the results (a shared filesystem on a real
+        cluster, since compute nodes read the manifest from there)."""
+        return cls(results / ".slurm" if results is not None else None)
+
     def __init__(
         self,
         work_dir: Path | None = None,

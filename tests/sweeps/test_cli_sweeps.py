@@ -144,3 +144,27 @@ def test_bad_script_names_setting(sweep_repo: Repo, tmp_path: Path, gov_exe: str
 def test_runs_show_unknown(sweep_repo: Repo, gov_exe: str) -> None:
     assert gov(gov_exe, sweep_repo, "runs", "show", "abc").returncode == 1
     assert gov(gov_exe, sweep_repo, "runs", "show", "../x").returncode == 2
+
+
+def test_launch_on_the_local_slurm_cluster(sweep_repo: Repo, tmp_path: Path, gov_exe: str) -> None:
+    """The same rows through `--launcher slurm`: one job array on the real
+    single-node cluster that .ci/run starts; results and ledger as with local."""
+    from governance.sweeps.slurm import slurm_available
+
+    if (reason := slurm_available()) is not None:
+        pytest.skip(f"no Slurm cluster: {reason}")
+    base = sweep_repo.git("rev-parse", "HEAD")
+    append_entry(sweep_repo, "dsr1-fp8-mi300x-sglang")
+    plan = plan_file(gov_exe, sweep_repo, base, tmp_path)
+    run = gov(
+        gov_exe, sweep_repo, "launch", "--plan", str(plan), "--launcher", "slurm", "--pr", "9"
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    listed = json.loads(
+        gov(gov_exe, sweep_repo, "runs", "list", "--pr", "9", "--format", "json").stdout
+    )
+    assert len(listed) == 10 and {r["launcher"] for r in listed} == {"slurm"}
+    assert {r["status"] for r in listed} == {"succeeded"}
+    folder = Path(listed[0]["result_path"])
+    assert list(folder.glob("*_recipe-*.json")) and (folder / "gov-job.log").is_file()
+    assert (sweep_repo.path / ".git" / "gov" / "results" / ".slurm").is_dir()
