@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
-from governance.checking import known_keys_at
+from governance.checking import HeadSource, head_catalog, known_keys
 from governance.gitrepo import CommitInfo, GitRepo
 from governance.settings import Settings
 
@@ -61,7 +61,8 @@ def audit(
         known: KnownKeys | None = None
         problems: list = []
         if configs:
-            known, problems = known_keys_at(repo, settings, info.sha, worktree=False)
+            catalog = head_catalog(repo, settings, HeadSource.REF, info.sha)
+            known, problems = known_keys(catalog, settings)
         pr = settings.pr_from_subject(info.subject)
         main = check(base, head, policy, CheckMode.main(), path=path, known_keys=known)
         main.violations += problems

@@ -60,13 +60,19 @@ def guarded(func: F) -> F:
         except typer.Exit:
             raise
         except GovError as exc:
-            for finding in getattr(exc, "violations", ()):
-                err(f"{finding.located()}: {finding.code} {finding.message}")
+            findings = list(getattr(exc, "violations", ()))
+            for finding in findings:
+                where = finding.located()
+                err(f"{where + ': ' if where else ''}{finding.code} {finding.message}")
                 if finding.hint:
                     err(f"  hint: {finding.hint}")
-            err(f"gov: error: {exc}")
-            if exc.hint:
-                err(f"  hint: {exc.hint}")
+            if any(str(exc) in finding.message for finding in findings):
+                # the summary would only repeat the finding just printed
+                err(f"gov: error: {len(findings)} finding(s)")
+            else:
+                err(f"gov: error: {exc}")
+                if exc.hint:
+                    err(f"  hint: {exc.hint}")
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:  # e.g. `gov log KEY | head`: the reader left, not a crash
             sys.stderr.close()
@@ -389,7 +395,7 @@ def version() -> None:
 
 # Command groups that live in their own modules register themselves on `app`
 # when imported; keep this list short and alphabetical.
-from governance import cli_merge, cli_sweeps  # noqa: E402, F401  (registers commands)
+from governance import cli_driver, cli_merge, cli_pr, cli_sweeps  # noqa: E402, F401  (registers commands)
 
 
 def main() -> None:

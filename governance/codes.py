@@ -1,7 +1,7 @@
 """The catalogue of violation codes: one place that names every rule.
 
 Ranges: GOV1xx file bytes and YAML, GOV2xx entry schema, GOV3xx history,
-GOV4xx pr-link, GOV5xx config keys, GOV6xx merge. A rule marked `stricter`
+GOV4xx pr-link, GOV5xx config keys, GOV6xx merge, GOV7xx sweeps and launch. A rule marked `stricter`
 rejects something the reference tooling accepts; docs/rules.md lists the
 reason for each, and the corpus fidelity tests allow gov to disagree with the
 reference only through these codes.
@@ -104,9 +104,19 @@ _RULES = (
     Rule("GOV514", "master-config-missing-field", "master configs carry every required field"),
     Rule("GOV515", "master-config-invalid-value", "master config values have the documented types"),
     Rule("GOV516", "master-config-rule", "master configs obey the cross-field rules"),
-    Rule("GOV517", "master-config-empty-search-space", "a search space yields at least one row"),
+    Rule(
+        "GOV517",
+        "master-config-empty-search-space",
+        "a search space yields at least one row",
+        stricter=True,
+    ),
     Rule("GOV520", "runner-file-invalid", "the runner file matches its schema"),
-    Rule("GOV521", "runner-label-unknown", "every config's runner is in the runner file"),
+    Rule(
+        "GOV521",
+        "runner-label-unknown",
+        "every config's runner is in the runner file",
+        stricter=True,
+    ),
     Rule("GOV522", "runner-hardware-budget", "agentic configs fit the runner's hardware budget"),
     Rule("GOV530", "changelog-deletion", "the plan's changelog diff deletes no lines"),
     Rule("GOV531", "changelog-no-additions", "the plan's changelog diff adds entries"),
@@ -150,6 +160,17 @@ _RULES = (
     Rule("GOV613", "pr-not-open", "the PR is open and its head branch exists"),
     Rule("GOV614", "pr-from-fork", "the PR's branch lives in this repository, not a fork"),
     Rule("GOV615", "sweep-label", "the PR carries exactly one sweep label (when configured)"),
+    # -- sweeps and launch (docs/sweeps.md) ---------------------------------
+    Rule("GOV701", "plan-invalid", "the plan file is a `gov plan --format json` document"),
+    Rule("GOV702", "no-launch-script", "every row resolves to a script in the scripts folder"),
+    Rule(
+        "GOV703",
+        "unsafe-row-value",
+        "row values used in paths are plain tokens, hex fingerprints",
+        stricter=True,
+    ),
+    Rule("GOV704", "reuse-only-needs-run", "in reuse-only mode no row may need a fresh run"),
+    Rule("GOV705", "row-failed", "every launched row succeeds and leaves its result file"),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

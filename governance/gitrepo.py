@@ -304,6 +304,63 @@ class GitRepo:
         self._repo.git.commit("-q", "--no-edit", "--no-verify")
         return self.head_sha()
 
+    # -- config, attributes and file merges (merge driver) -------------------
+
+    def config_get(self, key: str) -> str | None:
+        """The repository-local value of `key` (None when unset)."""
+        try:
+            return self._repo.git.config("--local", "--get", key)
+        except self._git_module.GitCommandError:
+            return None
+
+    def config_set(self, key: str, value: str) -> None:
+        self._repo.git.config("--local", key, value)
+
+    def attribute(self, path: str, name: str) -> str:
+        """The value of attribute `name` for `path` as git sees it right now
+        (`unspecified`, `set`, `unset`, or the value)."""
+        out = self._repo.git.check_attr(name, "--", path)
+        return out.rsplit(": ", 1)[-1].strip()
+
+    def git_path(self, name: str) -> Path:
+        """`git rev-parse --git-path NAME`: where git keeps NAME (worktree aware)."""
+        out = self._repo.git.rev_parse("--git-path", name)
+        path = Path(out.strip())
+        return path if path.is_absolute() else self.root / path
+
+    def rebase_in_progress(self) -> bool:
+        return any(self.git_path(name).exists() for name in ("rebase-merge", "rebase-apply"))
+
+    def merge_file(
+        self,
+        current: Path,
+        base: Path,
+        other: Path,
+        *,
+        labels: tuple[str, str, str] = ("ours", "base", "theirs"),
+        marker_size: int = 7,
+    ) -> tuple[int, bytes]:
+        """`git merge-file -p`: git's own three-way text merge of three files.
+
+        Returns (status, merged bytes): status 0 is clean, 1..127 counts the
+        conflicts (the bytes then hold conflict markers), anything else is an
+        error and the bytes are meaningless. No file is modified.
+        """
+        args = ["-p", f"--marker-size={marker_size}"]
+        for label in labels:
+            args += ["-L", label]
+        status, out, _err = self._repo.git.merge_file(
+            *args,
+            str(current),
+            str(base),
+            str(other),
+            with_extended_output=True,
+            with_exceptions=False,
+            stdout_as_string=False,
+            strip_newline_in_stdout=False,
+        )
+        return status, out
+
     # -- prepare-merge: in-memory merges, scratch refs, worktree state --------
 
     def status_porcelain(self) -> list[str]:

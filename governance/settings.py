@@ -38,6 +38,14 @@ class Settings:
     pr_subject_pattern: str = r"\(#(\d+)\)"
     # Sweep labels a PR must carry exactly one of before prepare-merge (empty: none required).
     sweep_labels: tuple[str, ...] = ()
+    # Sweeps (docs/sweeps.md). Relative paths are relative to the repository
+    # root; an empty results/ledger means "inside the git directory".
+    scripts: str = "benchmarks"
+    results: str = ""
+    ledger: str = ""
+    # {hardware glob: [script name templates]}, first match wins; empty: the
+    # reference's rule (governance.sweeps.naming.DEFAULT_SCRIPT_NAMES).
+    script_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
     source: str = "defaults"  # where the settings file was found, for messages
 
     def policy(self) -> LinkPolicy:
@@ -49,11 +57,14 @@ class Settings:
 
 
 _LIST_KEYS = {"master_configs", "placeholders", "sweep_labels"}
+_TABLE_KEYS = {"script_names"}
 KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name != "source"}
 
 
 def _coerce(key: str, value: Any, where: str) -> Any:
     name = KEYS[key]
+    if name in _TABLE_KEYS:
+        return _coerce_table(key, value, where)
     if name in _LIST_KEYS:
         if isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()]
@@ -65,6 +76,32 @@ def _coerce(key: str, value: Any, where: str) -> Any:
     if not isinstance(value, str) or not value:
         raise UsageError(f"{where}: `{key}` must be a non-empty string", f'e.g. {key} = "..."')
     return value
+
+
+def _coerce_table(key: str, value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A TOML table of lists of strings (from the environment: the same as JSON)."""
+    if isinstance(value, str):
+        import json
+
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = None
+    example = f'e.g. [tool.gov.{key}] mi300x = ["single_node/{{scenario}}/{{model}}_x.sh"]'
+    if not isinstance(value, dict) or not value:
+        raise UsageError(f"{where}: `{key}` must be a table of lists of strings", example)
+    out = []
+    for glob, templates in value.items():
+        if (
+            not isinstance(templates, list)
+            or not templates
+            or not all(isinstance(t, str) and t for t in templates)
+        ):
+            raise UsageError(
+                f"{where}: `{key}.{glob}` must be a non-empty list of strings", example
+            )
+        out.append((str(glob), tuple(templates)))
+    return tuple(out)
 
 
 def _apply(settings: Settings, values: Mapping[str, Any], where: str) -> Settings:

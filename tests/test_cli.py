@@ -265,3 +265,13 @@ def test_help_lists_the_commands(gov_exe: str, tmp_path: Path) -> None:
     assert result.returncode == 0
     for command in ("check", "audit", "schema"):
         assert command in result.stdout
+
+
+def test_matrix_unknown_key_is_reported_once_with_a_suggestion(
+    example_repo: Repo, gov_exe: str
+) -> None:
+    result = run(example_repo.path, gov_exe, "matrix", "--config-key", "dsv4-fp8-mi300x-vlm")
+    assert result.returncode == 1
+    assert result.stderr.count("Available keys") == 1, result.stderr
+    assert result.stderr.startswith("GOV501 ")  # no empty location prefix
+    assert "did you mean 'dsv4-fp8-mi300x-vllm'" in result.stderr

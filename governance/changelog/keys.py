@@ -38,53 +38,75 @@ def resolve_pattern(pattern: str, known: Sequence[str]) -> list[str]:
     return [pattern] if pattern in known else []
 
 
+def resolve_keys(patterns: Sequence[str], known: Sequence[str]) -> tuple[list[str], list[int]]:
+    """The one key resolver (spec matrix §7.3), shared by `gov check` and the
+    matrix engine: matched keys in first-occurrence order (master order within
+    a wildcard) and the indexes of the patterns that match nothing."""
+    known_set = frozenset(known)
+    resolved: dict[str, None] = {}
+    unmatched: list[int] = []
+    for index, pattern in enumerate(patterns):
+        if "*" in pattern:
+            matches = resolve_pattern(pattern, known)
+        else:
+            matches = [pattern] if pattern in known_set else []
+        if matches:
+            resolved.update(dict.fromkeys(matches))
+        else:
+            unmatched.append(index)
+    return list(resolved), unmatched
+
+
+def unresolved_violation(
+    pattern: str, known: Sequence[str], masters: str, path: str, line: int, column: int
+) -> Violation:
+    """GOV502 for a wildcard that matches nothing, GOV501 for an unknown key.
+    The wording is the reference processor's, which users already grep for."""
+    if "*" in pattern:
+        return violation(
+            "GOV502",
+            f"No config keys matched the wildcard pattern '{pattern}' in master configs. ({masters})",
+            path,
+            line,
+            column,
+            "narrow or fix the pattern; `*` matches any run of characters",
+        )
+    guesses = suggest(pattern, known)
+    hint = (
+        "did you mean " + " or ".join(f"`{g}`" for g in guesses) + "?"
+        if guesses
+        else f"use a top-level key of {masters}"
+    )
+    return violation(
+        "GOV501",
+        f"Config key '{pattern}' not found in master configs. ({masters})",
+        path,
+        line,
+        column,
+        hint,
+    )
+
+
 def resolve_entry_keys(
     changelog: Changelog, entries: Sequence[Entry], known: Sequence[str], masters: str
 ) -> tuple[list[str], list[Violation]]:
-    """Resolved keys (first occurrence order) and located violations."""
-    known_set = frozenset(known)
+    """Resolved keys of parsed changelog entries, with violations located in
+    the changelog."""
     resolved: dict[str, None] = {}
     problems: list[Violation] = []
     for entry in entries:
         patterns = entry.raw.get("config-keys", entry.raw.get("config_keys")) or []
-        for position, pattern in enumerate(patterns):
-            if not isinstance(pattern, str):
-                continue  # a schema violation already covers it
-            matches = (
-                resolve_pattern(pattern, known)
-                if "*" in pattern
-                else ([pattern] if pattern in known_set else [])
-            )
-            if matches:
-                resolved.update(dict.fromkeys(matches))
+        # non-strings are schema violations, reported elsewhere; keep indexes
+        strings = [p if isinstance(p, str) else "" for p in patterns]
+        keys, unmatched = resolve_keys(strings, known)
+        resolved.update(dict.fromkeys(keys))
+        for index in unmatched:
+            if not isinstance(patterns[index], str):
                 continue
-            line, column = locate(changelog, entry, ("config-keys", position))
-            if "*" in pattern:
-                problems.append(
-                    violation(
-                        "GOV502",
-                        f"wildcard {pattern!r} matches no config key in {masters}",
-                        changelog.path,
-                        line,
-                        column,
-                        "narrow or fix the pattern; `*` matches any run of characters",
-                    )
-                )
-                continue
-            guesses = suggest(pattern, known)
-            hint = (
-                "did you mean " + " or ".join(f"`{g}`" for g in guesses) + "?"
-                if guesses
-                else f"use a top-level key of {masters}"
-            )
+            line, column = locate(changelog, entry, ("config-keys", index))
             problems.append(
-                violation(
-                    "GOV501",
-                    f"config key {pattern!r} is not defined in {masters}",
-                    changelog.path,
-                    line,
-                    column,
-                    hint,
+                unresolved_violation(
+                    patterns[index], known, masters, changelog.path, line, column
                 )
             )
     return list(resolved), problems

@@ -343,9 +343,10 @@ def pr_open(
     *,
     title: str | None = None,
     labels: Sequence[str] = (),
+    base_branch: str | None = None,
 ) -> PullRequest:
-    """`gov pr open --number N --branch B [--title T] [--label L ...]`."""
-    return forge.open_pull(number, branch, title=title, labels=labels)
+    """`gov pr open --number N --branch B [--title T] [--label L ...] [--base B]`."""
+    return forge.open_pull(number, branch, title=title, labels=labels, base_branch=base_branch)
 
 
 def pr_list(forge: LocalForge, state: PullState | Literal["all"] = "open") -> list[PullRequest]:
@@ -358,3 +359,19 @@ def pr_show(forge: LocalForge, number: int) -> PullDetails:
     pull = forge.get_pull(number)
     checks = forge.list_checks(pull.head_sha) if pull.head_sha else []
     return PullDetails(pull, tuple(forge.list_comments(number)), tuple(checks))
+
+
+def pr_check(forge: LocalForge, number: int, name: str, conclusion: str) -> CheckRun:
+    """`gov pr check N --name NAME --conclusion C`: record a completed check run
+    on the PR's current head, as CI would (simulates CI on the local forge)."""
+    pull = forge.get_pull(number)
+    if pull.state != "open":
+        raise ForgeError(
+            f"PR #{number} is {pull.state}", "check runs are recorded on open pull requests"
+        )
+    if not pull.head_sha:
+        raise ForgeError(
+            f"PR #{number} has no head: branch '{pull.head_branch}' is missing",
+            f"recreate the branch: git branch {pull.head_branch} <commit>",
+        )
+    return forge.record_check(pull.head_sha, name, conclusion=conclusion)

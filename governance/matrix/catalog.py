@@ -62,6 +62,7 @@ class Catalog:
     ) -> None:
         self._files = [read_master(source) for source in masters]
         self._runner_source = runner
+        self._runner_path = runner.path if runner is not None else RUNNER_FILE
         self._runner: tuple[RunnerData | None, list[Violation]] | None = None
         self._cache = cache
         self._owner: dict[str, MasterFile] = {}
@@ -120,6 +121,15 @@ class Catalog:
         )
 
     # -- keys ----------------------------------------------------------------------
+
+    @property
+    def masters(self) -> list[MasterFile]:
+        return list(self._files)
+
+    @property
+    def files_label(self) -> str:
+        """How messages name the master configs, e.g. "a.yaml / b.yaml"."""
+        return " / ".join(master.path for master in self._files)
 
     @property
     def keys(self) -> list[str]:
@@ -319,7 +329,7 @@ class Catalog:
                 found.append(
                     violation(
                         "GOV521",
-                        f"config '{key}': runner '{runner}' is not a label in {RUNNER_FILE}",
+                        f"config '{key}': runner '{runner}' is not a label in {self._runner_path}",
                         path,
                         line,
                         column,

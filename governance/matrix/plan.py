@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from governance.changelog.keys import wildcard_matches
+from governance.changelog.keys import resolve_keys, unresolved_violation, wildcard_matches
 from governance.diagnostics import Violation
 from governance.matrix.additions import (
     CHANGELOG_FILE,
@@ -36,7 +36,7 @@ from governance.matrix.additions import (
 )
 from governance.matrix.append_only import CURVE_IGNORE, append_only_delta, append_only_scope
 from governance.matrix.catalog import Catalog
-from governance.matrix.errors import MatrixError, did_you_mean, violation
+from governance.matrix.errors import MatrixError, violation
 from governance.matrix.expand import EvalMode, Filters, generate, seq_len_name
 from governance.matrix.model import AGENTIC, SCENARIO_KINDS, SweepEntry
 from governance.matrix.rows import AgenticRow, MultiNodeAgenticRow, MultiNodeRow, SingleNodeRow
@@ -72,70 +72,58 @@ class PlanResult:
 def resolve_entry_keys(
     raw: Any, patterns: Sequence[str], catalog: Catalog, where: Where
 ) -> tuple[list[str], list[Violation]]:
-    """An entry's patterns -> exact keys (master order per pattern, first
-    occurrence kept), with located violations for patterns that match nothing."""
-    keys: list[str] = []
-    problems: list[Violation] = []
+    """An entry's patterns -> exact keys, with violations located at the
+    patterns that match nothing (the shared resolver of `changelog.keys`)."""
+    known = catalog.keys
+    keys, unmatched = resolve_keys(patterns, known)
     patterns_node = raw.get("config-keys") if isinstance(raw, Mapping) else None
-    for index, pattern in enumerate(patterns):
-        matched = catalog.match_wildcard(pattern)
-        if not matched:
-            path, line, column = where(node_position(patterns_node, index=index))
-            if "*" in pattern:
-                problems.append(
-                    violation(
-                        "GOV502",
-                        f"No config keys matched the wildcard pattern '{pattern}' in master configs.",
-                        path,
-                        line,
-                        column,
-                        hint="only '*' is a wildcard in changelog config-keys",
-                    )
-                )
-            else:
-                problems.append(
-                    violation(
-                        "GOV501",
-                        f"Config key '{pattern}' not found in master configs.",
-                        path,
-                        line,
-                        column,
-                        hint=did_you_mean(pattern, catalog.keys),
-                    )
-                )
-        keys.extend(key for key in matched if key not in keys)
+    problems = []
+    for index in unmatched:
+        path, line, column = where(node_position(patterns_node, index=index))
+        problems.append(
+            unresolved_violation(patterns[index], known, catalog.files_label, path, line, column)
+        )
     return keys, problems
 
 
-def config_key_violations(
-    entries: Sequence[Any],
-    catalog: Catalog,
+def plan_violations(
+    additions: Additions,
+    head: Catalog,
+    base: Catalog | None,
+    options: PlanOptions,
     *,
-    changelog_path: str = CHANGELOG_FILE,
-    line_map: Sequence[int] | None = None,
-) -> list[Violation]:
-    """For `gov check`: every changelog pattern must resolve (violations point
-    at the pattern in the changelog) and every config it names must be valid
-    (violations point into the master config).
-
-    `entries` are raw mappings; round-trip containers give positions.
-    `line_map[i]` is the file line of line i (0-based) of the parsed text
-    when the entries were parsed from a snippet, None when from the file.
-    """
-    where = Where(changelog_path, line_map)
-    problems: list[Violation] = list(catalog.file_violations())
-    seen: set[str] = set()
-    for raw in entries:
+    generate: bool = True,
+) -> tuple[list[str], list[Violation]]:
+    """For `gov check`: the keys the appended entries resolve to and every
+    fault that would stop their plan, located in the changelog or in the
+    master config where the fault is. Key and config faults are collected
+    all at once; plan-level faults (append-only deltas, sweep rules) are
+    reported as the processor meets them."""
+    try:
+        raw_entries = parse_additions(additions)
+    except MatrixError as exc:
+        return [], list(exc.violations)
+    where = Where(additions.path, additions.lines)
+    keys: list[str] = []
+    problems: list[Violation] = []
+    for raw in raw_entries:
         patterns = raw.get("config-keys") if isinstance(raw, Mapping) else None
         if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
             continue  # the changelog schema check reports malformed entries
-        keys, unresolved = resolve_entry_keys(raw, patterns, catalog, where)
+        resolved, unresolved = resolve_entry_keys(raw, patterns, head, where)
+        keys.extend(key for key in resolved if key not in keys)
         problems.extend(unresolved)
-        for key in keys:
-            if key not in seen:
-                seen.add(key)
-                problems.extend(catalog.entry_violations(key))
-    return problems
+    problems.extend(head.violations(None if options.validate_all else keys))
+    # Faults row generation tolerates but that would make rows never run:
+    # a runner label missing from the runner file, an empty search space.
+    problems.extend(head.advisory_violations(keys))
+    if problems or not generate:
+        return keys, problems
+    try:
+        plan_additions(additions, head, options, base)
+    except MatrixError as exc:
+        problems.extend(exc.violations)
+    return keys, problems
 
 
 # -- the processor ---------------------------------------------------------------
@@ -149,7 +137,16 @@ def build_plan(
 ) -> PlanResult:
     """`process_changelog` (7): diff of the changelog + catalogs -> plan.
     `base` is needed only when the sweep is append-only."""
-    additions = changelog_additions(diff_text, options.changelog_path)
+    return plan_additions(changelog_additions(diff_text, options.changelog_path), head, options, base)
+
+
+def plan_additions(
+    additions: Additions,
+    head: Catalog,
+    options: PlanOptions,
+    base: Catalog | None = None,
+) -> PlanResult:
+    """The processor from the appended lines on (7.2 step 3 onwards)."""
     raw_entries = parse_additions(additions)
     where = Where(options.changelog_path, additions.lines)
     entries = validate_entries(raw_entries, where)

@@ -80,8 +80,9 @@ def describe(row: dict[str, Any]) -> tuple[str, ...]:
 def _table(rows: Iterable[tuple[str, ...]], header: Sequence[str]) -> list[str]:
     cells = [tuple(header), *rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
-             for row in cells]
+    lines = [
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in cells
+    ]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return lines
 
@@ -106,15 +107,16 @@ def _sections(document: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]
 
 
 def _warning_lines(warnings: Sequence[Violation]) -> list[str]:
-    return [f"warning {w.code}: {w.message}" + (f" ({w.hint})" if w.hint else "")
-            for w in warnings]
+    return [f"warning {w.code}: {w.message}" + (f" ({w.hint})" if w.hint else "") for w in warnings]
 
 
 def plan_text(result: PlanResult) -> str:
     document = result.document
     meta = document["changelog_metadata"]
-    lines = [f"plan {meta['base_ref']}..{meta['head_ref']}: {len(meta['entries'])} entr"
-             f"{'y' if len(meta['entries']) == 1 else 'ies'}"]
+    lines = [
+        f"plan {meta['base_ref']}..{meta['head_ref']}: {len(meta['entries'])} entr"
+        f"{'y' if len(meta['entries']) == 1 else 'ies'}"
+    ]
     sections = _sections(document)
     if not sections:
         lines.append("nothing to run")

@@ -6,7 +6,7 @@ cache). The CLI calls these functions; tests may call the core directly.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from governance.gitrepo import GitRepo
@@ -25,19 +25,41 @@ def default_cache(repo: GitRepo) -> BlockCache:
     return BlockCache(repo.git_dir / CACHE_SUBDIR)
 
 
-def catalog_at(repo: GitRepo, rev: str, cache: BlockCache | None = None) -> Catalog:
+def catalog_at(
+    repo: GitRepo,
+    rev: str,
+    cache: BlockCache | None = None,
+    *,
+    masters: Sequence[str] = MASTER_FILES,
+    runners: str = RUNNER_FILE,
+) -> Catalog:
     """Master configs and runner file as committed at `rev`."""
     commit = repo.resolve(rev)
-    masters = [SourceFile(path, repo.read_blob(commit, path)) for path in MASTER_FILES]
-    runner = SourceFile(RUNNER_FILE, repo.read_blob(commit, RUNNER_FILE))
-    return Catalog(masters, runner, cache=cache)
+    return _catalog(lambda path: repo.read_blob(commit, path), masters, runners, cache)
 
 
-def catalog_in_worktree(repo: GitRepo, cache: BlockCache | None = None) -> Catalog:
-    """Master configs and runner file as they are on disk (uncommitted edits)."""
-    masters = [SourceFile(path, repo.read_worktree(path)) for path in MASTER_FILES]
-    runner = SourceFile(RUNNER_FILE, repo.read_worktree(RUNNER_FILE))
-    return Catalog(masters, runner, cache=cache)
+def catalog_in_worktree(
+    repo: GitRepo,
+    cache: BlockCache | None = None,
+    *,
+    masters: Sequence[str] = MASTER_FILES,
+    runners: str = RUNNER_FILE,
+    staged: bool = False,
+) -> Catalog:
+    """Master configs and runner file as they are on disk (uncommitted edits),
+    or as staged in the index (what the pre-commit hook must judge)."""
+    read = repo.read_staged if staged else repo.read_worktree
+    return _catalog(read, masters, runners, cache)
+
+
+def _catalog(
+    read: Callable[[str], bytes | None],
+    masters: Sequence[str],
+    runners: str,
+    cache: BlockCache | None,
+) -> Catalog:
+    sources = [SourceFile(path, read(path)) for path in masters]
+    return Catalog(sources, SourceFile(runners, read(runners)), cache=cache)
 
 
 def matrix_rows(

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from governance.changelog import edit
 from governance.changelog.resolve import resolve_conflict
 from governance.changelog.rules import CheckMode, Verdict
-from governance.changelog.rules import check as rules_check
-from governance.checking import known_keys_at
+from governance.checking import CheckOptions, run_check
 from governance.diagnostics import FindingsError, Violation
 from governance.forge.base import Forge, PullRequest
 from governance.gitrepo import GitRepo, MergeTree
@@ -174,24 +173,10 @@ def validate(w: Work) -> None:
 
 
 def _gov_check(w: Work, base: str, head: str, *, configs: bool) -> Verdict:
-    """`gov check --pr N --base-ref BASE --head-ref HEAD [--no-configs]`, i.e.
-    what `checking.run_check` does, on commits this run already resolved."""
-    path = w.settings.changelog
-    head_bytes = w.repo.read_blob(head, path)
-    if head_bytes is None:
-        raise w.refuse(f"{path} does not exist at {head[:10]}", hint=f"restore {path} on the PR")
-    known, problems = known_keys_at(w.repo, w.settings, head, False) if configs else (None, [])
-    verdict = rules_check(
-        w.repo.read_blob(base, path),
-        head_bytes,
-        w.settings.policy(),
-        CheckMode.pr_mode(w.options.pr),
-        path=path,
-        trust_base=True,
-        known_keys=known,
-    )
-    verdict.violations += problems
-    return verdict
+    """`gov check --pr N --base-ref BASE --head-ref HEAD [--no-configs]`."""
+    mode = CheckMode.pr_mode(w.options.pr)
+    options = CheckOptions(mode, base_ref=base, head_ref=head, configs=configs)
+    return run_check(w.repo, w.settings, options).verdict
 
 
 def merge(w: Work) -> None:

@@ -9,12 +9,27 @@ the local launcher and the Slurm launcher cannot drift apart on those rules.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
+
+# What both launchers hand a script besides the row's own variables: enough
+# to find tools and credentials, nothing else of the submitting shell.
+INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER", "HF_TOKEN", "HF_HUB_CACHE")
+LOG_NAME = "gov-job.log"  # combined stdout and stderr, inside each result folder
+
+
+def script_argv(script: Path) -> list[str]:
+    """Executable scripts run directly (shebang honoured); others through bash."""
+    return [str(script)] if os.access(script, os.X_OK) else ["bash", str(script)]
+
+
+def inherited_env(environ: Mapping[str, str]) -> dict[str, str]:
+    return {name: environ[name] for name in INHERITED_ENV if name in environ}
 
 
 class JobStatus(StrEnum):

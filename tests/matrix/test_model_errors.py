@@ -10,6 +10,7 @@ import pytest
 
 from governance import yamlsafe
 from governance.diagnostics import Violation
+from governance.matrix.additions import Additions
 from governance.matrix.cache import BlockCache
 from governance.matrix.catalog import (
     AMD_MASTER,
@@ -20,7 +21,7 @@ from governance.matrix.catalog import (
 from governance.matrix.errors import MatrixError
 from governance.matrix.expand import EvalMode, generate
 from governance.matrix.masterfile import SourceFile
-from governance.matrix.plan import config_key_violations, history
+from governance.matrix.plan import PlanOptions, history, plan_violations
 
 RUNNERS = textwrap.dedent(
     """\
@@ -302,9 +303,18 @@ CHANGELOG = textwrap.dedent(
 )
 
 
-def test_config_key_violations_are_located_in_the_changelog() -> None:
-    entries = yamlsafe.load(CHANGELOG, round_trip=True)
-    found = config_key_violations(entries, make_catalog(GOOD))
+def appended(text: str, first_line: int = 1) -> Additions:
+    """The appended lines of a changelog, numbered as in the file."""
+    lines = text.splitlines()
+    return Additions("perf-changelog.yaml", tuple(lines), tuple(range(first_line, first_line + len(lines))))
+
+
+OPTIONS = PlanOptions(base_ref="base", head_ref="head")
+
+
+def test_plan_violations_are_located_in_the_changelog() -> None:
+    keys, found = plan_violations(appended(CHANGELOG), make_catalog(GOOD), None, OPTIONS)
+    assert keys == ["good-fp8-h200-vllm"]
     unknown = only(found, "GOV501")
     assert (unknown.path, unknown.line, unknown.column) == (
         "perf-changelog.yaml", *position(CHANGELOG, "good-fp8-h200-vlm\n"),
@@ -314,10 +324,15 @@ def test_config_key_violations_are_located_in_the_changelog() -> None:
     assert wildcard.line == position(CHANGELOG, "nothing-*")[0]
 
 
-def test_config_key_violations_include_faulty_master_entries() -> None:
-    entries = yamlsafe.load(CHANGELOG, round_trip=True)
+def test_plan_violations_map_snippet_lines_to_file_lines() -> None:
+    _, found = plan_violations(appended(CHANGELOG, 40), make_catalog(GOOD), None, OPTIONS)
+    assert only(found, "GOV501").line == position(CHANGELOG, "good-fp8-h200-vlm\n")[0] + 39
+
+
+def test_plan_violations_include_faulty_master_entries() -> None:
+    first_entry = "".join(CHANGELOG.splitlines(keepends=True)[:4])
     bad = GOOD.replace("tp: 8", "tp: eight")
-    found = config_key_violations(entries[:1], make_catalog(bad))
+    _, found = plan_violations(appended(first_entry), make_catalog(bad), None, OPTIONS)
     fault = only(found, "GOV515")
     assert fault.path == AMD_MASTER
     assert fault.line == position(bad, "tp: eight")[0]

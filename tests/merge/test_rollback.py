@@ -168,15 +168,17 @@ def test_main_moving_after_preparation_is_never_merged(pr_setup: Setup) -> None:
 
 
 def test_unbuildable_plan_refused_before_push(pr_setup: Setup) -> None:
-    # The PR's config edit leaves an invalid search space: check passes (the
-    # keys exist) but the post-merge plan, like main's CI, cannot be built.
+    # The PR's config edit leaves an invalid search space in an entry it does
+    # not name: main's CI could not build the post-merge plan. `gov check`
+    # (run on the prepared head) already validates every master entry.
     pr_setup.git("checkout", "-q", "bringup")
     path = pr_setup.path / "configs" / "amd-master.yaml"
     path.write_text(path.read_text().replace("conc-start: 4, conc-end: 32", "conc-start: 4", 1))
     pr_setup.repo.commit("Break a search space")
     pr_setup.git("checkout", "-q", "main")
-    report = refused(pr_setup, "plan")
+    report = refused(pr_setup, "check")
     assert findings(report) and all(v.path.startswith("configs/") for v in findings(report))
+    assert all(v.line > 0 for v in findings(report))
 
 
 def test_crash_inside_a_step_rolls_back_and_reraises(pr_setup: Setup) -> None:

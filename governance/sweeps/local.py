@@ -1,0 +1,179 @@
+"""The embedded launcher: run jobs on this machine, K at a time.
+
+Each job is one child process in its own session (so a timeout or Ctrl-C can
+kill the script *and* everything it started), started from an argv list with
+`shell=False`, its cwd the result folder, stdout+stderr to a log there. One
+thread polls the children: no worker threads, so a KeyboardInterrupt always
+lands here and is turned into "cancelled" outcomes for what did not finish.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+from governance.sweeps.launcher import (
+    LOG_NAME,
+    JobEvent,
+    JobOutcome,
+    JobStatus,
+    LaunchJob,
+    inherited_env,
+    script_argv,
+)
+
+# What a script inherits from gov's own environment; everything else comes
+# from the row. Tokens (HF_TOKEN) pass through but are never printed.
+KILL_GRACE_SECONDS = 2.0
+POLL_SECONDS = 0.002
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class _Running:
+    index: int
+    job: LaunchJob
+    process: subprocess.Popen[bytes]
+    log: IO[bytes]
+    started: datetime
+    deadline: float
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the job's process group, give it a grace period, then SIGKILL
+    whatever is left of the group (servers a script started in background)."""
+    _signal_group(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=KILL_GRACE_SECONDS)
+    _signal_group(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+class LocalLauncher:
+    """Runs jobs as local processes with bounded parallelism and timeouts."""
+
+    name = "local"
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        source = os.environ if environ is None else environ
+        self._base = inherited_env(source)
+
+    def _start(self, index: int, job: LaunchJob) -> _Running:
+        job.result_dir.mkdir(parents=True, exist_ok=True)
+        log = open(job.result_dir / LOG_NAME, "wb")  # noqa: SIM115 (closed in _finish)
+        env = {**self._base, **job.env}
+        try:
+            process = subprocess.Popen(
+                script_argv(job.script),
+                cwd=job.result_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                shell=False,
+                start_new_session=True,
+            )
+        except BaseException:
+            log.close()
+            raise
+        return _Running(index, job, process, log, _now(), time.monotonic() + job.timeout_seconds)
+
+    def launch(
+        self,
+        jobs: Sequence[LaunchJob],
+        *,
+        parallel: int,
+        on_event: Callable[[JobEvent], None] | None = None,
+    ) -> list[JobOutcome]:
+        notify = on_event or (lambda _event: None)
+        outcomes: list[JobOutcome | None] = [None] * len(jobs)
+        pending = deque(enumerate(jobs))
+        running: list[_Running] = []
+
+        def finish(item: _Running, status: JobStatus, code: int | None, detail: str) -> None:
+            item.log.close()
+            ended = _now()
+            outcomes[item.index] = JobOutcome(
+                item.job,
+                status,
+                code,
+                item.started,
+                ended,
+                item.job.result_dir / LOG_NAME,
+                detail,
+            )
+            notify(JobEvent(item.job.key, status, ended))
+
+        try:
+            while pending or running:
+                while pending and len(running) < max(1, parallel):
+                    index, job = pending.popleft()
+                    try:
+                        item = self._start(index, job)
+                    except OSError as exc:
+                        at = _now()
+                        log_path = job.result_dir / LOG_NAME
+                        outcomes[index] = JobOutcome(
+                            job, JobStatus.FAILED, None, at, at, log_path, f"cannot start: {exc}"
+                        )
+                        notify(JobEvent(job.key, JobStatus.FAILED, at))
+                        continue
+                    running.append(item)
+                    notify(JobEvent(job.key, None, item.started))
+                progressed = False
+                for item in list(running):
+                    code = item.process.poll()
+                    if code is None and time.monotonic() < item.deadline:
+                        continue
+                    running.remove(item)
+                    progressed = True
+                    if code is None:
+                        _kill_group(item.process)
+                        limit = f"{item.job.timeout_seconds:g}s"
+                        finish(item, JobStatus.TIMED_OUT, None, f"killed after {limit}")
+                    elif code == 0:
+                        _signal_group(item.process.pid, signal.SIGKILL)  # stragglers
+                        finish(item, JobStatus.SUCCEEDED, 0, "")
+                    else:
+                        _signal_group(item.process.pid, signal.SIGKILL)
+                        finish(item, JobStatus.FAILED, code, f"exit status {code}")
+                if not progressed:
+                    time.sleep(POLL_SECONDS)
+        except KeyboardInterrupt:
+            for item in running:
+                _kill_group(item.process)
+                finish(item, JobStatus.CANCELLED, None, "interrupted")
+            at = _now()
+            for index, job in pending:
+                log_path = job.result_dir / LOG_NAME
+                outcomes[index] = JobOutcome(
+                    job, JobStatus.CANCELLED, None, at, at, log_path, "not started"
+                )
+        return [o for o in outcomes if o is not None]
+
+
+def log_tail(path: Path, limit: int = 200) -> str:
+    """The last line of a job log, for a one-line failure detail."""
+    try:
+        data = path.read_bytes()[-4096:]
+    except OSError:
+        return ""
+    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1][:limit] if lines else ""

@@ -1,0 +1,99 @@
+"""Fixtures for the sweeps tests: plan rows, scripts folders, example repos."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import PROJECT, Repo
+
+SCRIPTS = PROJECT / "launch" / "benchmarks"
+
+
+def fingerprint_of(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def make_row(**changes: Any) -> dict[str, Any]:
+    """A single-node fixed-seq row shaped like the plan's (fingerprint from `recipe`)."""
+    row: dict[str, Any] = {
+        "image": "lmsysorg/sglang:v0.5.12",
+        "model": "deepseek-ai/DeepSeek-R1-0528",
+        "model-prefix": "dsr1",
+        "precision": "fp8",
+        "framework": "sglang",
+        "spec-decoding": "none",
+        "runner": "mi300x",
+        "isl": 1024,
+        "osl": 1024,
+        "tp": 8,
+        "pp": 1,
+        "dcp-size": 1,
+        "pcp-size": 1,
+        "ep": 1,
+        "dp-attn": False,
+        "conc": 4,
+        "max-model-len": 2304,
+        "exp-name": "dsr1_1k1k",
+        "disagg": False,
+        "run-eval": False,
+    }
+    row.update(changes)
+    if "recipe-fingerprint" not in changes:
+        recipe = {k: v for k, v in row.items() if k not in ("conc", "exp-name")}
+        row["recipe-fingerprint"] = fingerprint_of(json.dumps(recipe, sort_keys=True))
+    return row
+
+
+def plan_of(
+    rows: list[dict[str, Any]], evals: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    return {
+        "single_node": {"1k1k": rows} if rows else {},
+        "multi_node": {},
+        "evals": evals or [],
+        "agentic_evals": [],
+        "multinode_evals": [],
+        "multinode_agentic_evals": [],
+        "changelog_metadata": {"base_ref": "a", "head_ref": "b", "entries": []},
+    }
+
+
+def write_script(folder: Path, relative: str, body: str) -> Path:
+    path = folder / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nset -eu\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def scripts_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def sweep_repo(example_repo: Repo) -> Repo:
+    """The example repository with its launch scripts and `scripts` setting."""
+    shutil.copytree(SCRIPTS, example_repo.path / "launch" / "benchmarks", symlinks=True)
+    example_repo.write("pyproject.toml", '[tool.gov]\nscripts = "launch/benchmarks"\n')
+    example_repo.commit("Launch scripts")
+    return example_repo
+
+
+@pytest.fixture
+def write_plan(tmp_path: Path) -> Callable[[dict[str, Any]], Path]:
+    def write(document: dict[str, Any], name: str = "plan.json") -> Path:
+        path = tmp_path / name
+        path.write_text(json.dumps(document))
+        return path
+
+    return write

@@ -1,0 +1,159 @@
+"""Hostile row values never execute and never steer a path out of its folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from governance.sweeps.launch import launch_rows, resolve_rows
+from governance.sweeps.ledger import Ledger
+from governance.sweeps.local import LocalLauncher
+from governance.sweeps.naming import ScriptResolver
+from governance.sweeps.rows import PlanRow, plan_rows
+from tests.sweeps.conftest import SCRIPTS, make_row, plan_of, write_script
+
+HOSTILE = [
+    "$(touch pwned)",
+    "`touch pwned`",
+    "x; touch pwned",
+    "a\ntouch pwned\n",
+    "../../../../tmp/pwned",
+    "' \" && touch pwned || true",
+]
+ECHO = (
+    'printf "%s" "$IMAGE" > "$RESULT_DIR/image.txt"\n'
+    'printf "%s" "$MODEL" > "$RESULT_DIR/model.txt"\n'
+    'printf "%s" "${EXTRA:-}" > "$RESULT_DIR/extra.txt"\n'
+    'printf "{}" > "$RESULT_DIR/$RESULT_FILENAME.json"\n'
+)
+
+
+def pwned(*roots: Path) -> list[Path]:
+    return [p for root in roots for p in root.rglob("*pwned*")]
+
+
+def run_rows(tmp_path: Path, scripts: Path, rows: list[dict[str, Any]]) -> tuple[list, list]:
+    resolver = ScriptResolver(scripts)
+    results = tmp_path / "results"
+    resolved = resolve_rows(plan_rows(plan_of(rows)), resolver, results, machine="local-test")
+    with Ledger(tmp_path / "runs.sqlite3") as ledger:
+        result = launch_rows(
+            resolved, LocalLauncher(), ledger, commit="0" * 40, pr=None, parallel=2
+        )
+    return resolved, result.outcomes
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_values_reach_the_script_verbatim_and_never_run(
+    tmp_path: Path, scripts_dir: Path, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_script(scripts_dir, "single_node/fixed_seq_len/dsr1_fp8_mi300x.sh", ECHO)
+    _, outcomes = run_rows(tmp_path, scripts_dir, [make_row(image=value, model=value)])
+    assert [str(o.status) for o in outcomes] == ["succeeded"]
+    folder = outcomes[0].job.result_dir
+    assert (folder / "image.txt").read_text() == value
+    assert (folder / "model.txt").read_text() == value
+    assert json.loads(outcomes[0].job.row_json.read_text())["image"] == value
+    assert not pwned(tmp_path, scripts_dir)
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_the_shipped_example_script_is_safe_too(
+    tmp_path: Path, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _, outcomes = run_rows(tmp_path, SCRIPTS, [make_row(image=value, model=value)])
+    assert [str(o.status) for o in outcomes] == ["succeeded"], outcomes[0].log_path.read_text()
+    assert not pwned(tmp_path, SCRIPTS)
+
+
+@pytest.mark.parametrize("field", ["exp-name", "precision", "framework", "runner", "spec-decoding"])
+@pytest.mark.parametrize("value", HOSTILE)
+def test_values_used_in_paths_are_refused(
+    tmp_path: Path, scripts_dir: Path, field: str, value: str
+) -> None:
+    write_script(scripts_dir, "single_node/fixed_seq_len/dsr1_fp8_mi300x.sh", ECHO)
+    resolved, outcomes = run_rows(tmp_path, scripts_dir, [make_row(**{field: value})])
+    assert outcomes == []
+    assert resolved[0].job is None and resolved[0].code == "GOV703"
+    assert f"`{field}`" in resolved[0].problem
+    assert not pwned(tmp_path, scripts_dir)
+
+
+@pytest.mark.parametrize(
+    "fingerprint", ["../../../etc", "ABCDEF" * 11, "g" * 64, "a" * 63, "a" * 64 + "/..", 7]
+)
+def test_fingerprints_must_be_hex(tmp_path: Path, scripts_dir: Path, fingerprint: object) -> None:
+    write_script(scripts_dir, "single_node/fixed_seq_len/dsr1_fp8_mi300x.sh", ECHO)
+    resolved, outcomes = run_rows(
+        tmp_path, scripts_dir, [make_row(**{"recipe-fingerprint": fingerprint})]
+    )
+    assert outcomes == [] and resolved[0].code == "GOV703"
+    assert "recipe-fingerprint" in resolved[0].problem
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("conc", ["4; touch pwned", -1, 0, True, "../4", [4, "x"]])
+def test_conc_must_be_positive_integers(tmp_path: Path, scripts_dir: Path, conc: object) -> None:
+    write_script(scripts_dir, "single_node/fixed_seq_len/dsr1_fp8_mi300x.sh", ECHO)
+    resolved, outcomes = run_rows(tmp_path, scripts_dir, [make_row(conc=conc)])
+    assert outcomes == [] and resolved[0].code == "GOV703"
+
+
+def _multinode(settings: list[str]) -> dict[str, Any]:
+    worker = {"num-worker": 1, "tp": 8, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": 1}
+    row = make_row()
+    for key in ("tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn"):
+        row.pop(key)
+    row["prefill"] = {**worker, "dp-attn": False, "additional-settings": settings}
+    row["decode"] = {**worker, "dp-attn": False, "additional-settings": []}
+    row["conc"] = [4, 8]
+    return row
+
+
+@pytest.mark.parametrize(
+    "setting",
+    ["LD_PRELOAD=/tmp/evil.so", "PATH=/tmp", "BASH_ENV=/tmp/x", "lower=1", "NOEQUALS", "A B=1"],
+)
+def test_dangerous_additional_settings_are_refused(scripts_dir: Path, setting: str) -> None:
+    row = PlanRow("multi_node", "1k1k", 0, _multinode([setting]))
+    write_script(scripts_dir, "multi_node/fixed_seq_len/dsr1_fp8_mi300x.sh", ECHO)
+    resolved = resolve_rows([row], ScriptResolver(scripts_dir), scripts_dir / "r", machine="m")
+    assert resolved[0].job is None and "additional-settings" in resolved[0].problem
+
+
+def test_additional_settings_values_are_exported_verbatim(
+    tmp_path: Path, scripts_dir: Path
+) -> None:
+    script = ECHO.replace(
+        '"$RESULT_DIR/$RESULT_FILENAME.json"', '"$RESULT_DIR/${RESULT_FILENAME}_x.json"'
+    )
+    write_script(scripts_dir, "multi_node/fixed_seq_len/dsr1_fp8_mi300x.sh", script)
+    document = plan_of([])
+    document["multi_node"] = {"1k1k": [_multinode(["EXTRA=$(touch pwned)"])]}
+    resolved = resolve_rows(
+        plan_rows(document), ScriptResolver(scripts_dir), tmp_path / "r", machine="m"
+    )
+    with Ledger(tmp_path / "l.sqlite3") as ledger:
+        result = launch_rows(
+            resolved, LocalLauncher(), ledger, commit="0" * 40, pr=None, parallel=1
+        )
+    assert [str(o.status) for o in result.outcomes] == ["succeeded"]
+    job = result.outcomes[0].job
+    assert (job.result_dir / "extra.txt").read_text() == "$(touch pwned)"
+    assert job.env["CONC_LIST"] == "4 8" and job.result_dir.name == "conc4x8"
+    assert not pwned(tmp_path, scripts_dir)
+
+
+def test_result_folders_stay_inside_the_results_root(tmp_path: Path, scripts_dir: Path) -> None:
+    write_script(scripts_dir, "single_node/fixed_seq_len/dsr1_fp8_mi300x.sh", ECHO)
+    _, outcomes = run_rows(tmp_path, scripts_dir, [make_row(conc=c) for c in (4, 8)])
+    root = (tmp_path / "results").resolve()
+    for outcome in outcomes:
+        assert outcome.job.result_dir.resolve().is_relative_to(root)
+        fingerprint = outcome.job.env["RECIPE_FINGERPRINT"]
+        assert outcome.job.result_dir.parent.name == fingerprint[:16]
