@@ -1,5 +1,125 @@
-"""`gov` commands for the merge area; registered on the app in `governance.cli`."""
+"""`gov` commands for the merge area; registered on the app in `governance.cli`:
+`canonicalize`, `resolve-conflict` and `prepare-merge` (docs/prepare-merge.md)."""
 
 from __future__ import annotations
 
+import sys
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
 from governance.cli import app, guarded, open_repo, state  # noqa: F401
+
+if TYPE_CHECKING:
+    from governance.merging.worktree import EditOutcome
+
+
+class ForgeKind(StrEnum):
+    local = "local"
+    github = "github"
+
+
+class ReportFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def _say_rewrites(outcome: EditOutcome) -> None:
+    for rewrite in outcome.result.rewrites:
+        sys.stdout.write(f"{outcome.path}:{rewrite.line}: pr-link {rewrite.old} -> {rewrite.new}\n")
+
+
+@app.command()
+@guarded
+def canonicalize(
+    pr: Annotated[int, typer.Option("--pr", min=1, help="The PR whose link to write.")],
+    base_ref: Annotated[
+        str | None, typer.Option(help="Base revision (default: the merge-base with main).")
+    ] = None,
+) -> None:
+    """Rewrite the placeholder links of the entries this PR appended."""
+    from governance.merging.worktree import canonicalize_worktree
+
+    repo, settings = open_repo()
+    outcome = canonicalize_worktree(repo, settings, pr, base_ref)
+    _say_rewrites(outcome)
+    if not outcome.written:
+        sys.stdout.write(f"{outcome.path}: links already final; nothing changed\n")
+
+
+@app.command("resolve-conflict")
+@guarded
+def resolve_conflict(
+    pr: Annotated[int, typer.Option("--pr", min=1, help="The PR being merged with main.")],
+) -> None:
+    """Resolve a conflicted changelog while merging main into the PR branch."""
+    from governance.merging.worktree import resolve_worktree
+
+    repo, settings = open_repo()
+    outcome = resolve_worktree(repo, settings, pr)
+    _say_rewrites(outcome)
+    for dropped in outcome.result.dropped:
+        sys.stdout.write(
+            f"{outcome.path}: dropped PR entry {dropped.pr_entry}: main gained it as entry"
+            f" {dropped.main_entry}\n"
+        )
+    sys.stdout.write(f"{outcome.path}: resolved, staged and checked; commit the merge\n")
+
+
+@app.command("prepare-merge")
+@guarded
+def prepare_merge(
+    pr: Annotated[int, typer.Option("--pr", min=1, help="The PR to prepare and merge.")],
+    forge: Annotated[ForgeKind, typer.Option("--forge", help="Where the PR lives.")] = (
+        ForgeKind.local
+    ),
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would happen; change nothing.")
+    ] = False,
+    no_push: Annotated[
+        bool, typer.Option("--no-push", help="Prepare and check, but do not push (or merge).")
+    ] = False,
+    no_merge: Annotated[
+        bool, typer.Option("--no-merge", help="Push the prepared branch, but do not merge.")
+    ] = False,
+    main_branch: Annotated[
+        str | None, typer.Option("--main-branch", help="Main branch name.")
+    ] = None,
+    remote: Annotated[
+        str, typer.Option("--remote", help="Git remote of the GitHub repository.")
+    ] = "origin",
+    check_timeout: Annotated[
+        float, typer.Option("--check-timeout", help="Seconds to wait for required checks.")
+    ] = 900.0,
+    required_check: Annotated[
+        list[str] | None,
+        typer.Option("--required-check", help="Check that must pass (repeatable)."),
+    ] = None,
+    output: Annotated[
+        ReportFormat, typer.Option("--format", help="Report format.")
+    ] = ReportFormat.text,
+) -> None:
+    """Merge main into PR N, resolve and canonicalize the changelog, check,
+    push, wait for checks and squash-merge (with rollback on any failure)."""
+    from governance.forge import open_forge
+    from governance.merging.prepare import PrepareOptions
+    from governance.merging.prepare import prepare_merge as run
+    from governance.merging.report import render_json, render_text
+
+    repo, settings = open_repo({"main-branch": main_branch})
+    the_forge = open_forge(forge.value, repo, settings.repository, main_branch=settings.main_branch)
+    options = PrepareOptions(
+        pr,
+        dry_run=dry_run,
+        push=not no_push,
+        merge=not no_merge,
+        main_branch=settings.main_branch,
+        remote=remote if forge is ForgeKind.github else None,
+        required_checks=tuple(required_check or ("check-changelog",)),
+        check_timeout=check_timeout,
+    )
+    report = run(repo, settings, the_forge, options)
+    render = render_json if output is ReportFormat.json else render_text
+    sys.stdout.write(render(report))
+    raise typer.Exit(report.exit_code)

@@ -155,6 +155,11 @@ _RULES = (
     Rule(
         "GOV610", "driver-not-append-only", "the merge driver merges only when both sides appended"
     ),
+    Rule("GOV611", "merge-conflict", "merging main into the PR conflicts in the changelog only"),
+    Rule("GOV612", "dirty-worktree", "prepare-merge starts from a clean working tree"),
+    Rule("GOV613", "pr-not-open", "the PR is open and its head branch exists"),
+    Rule("GOV614", "pr-from-fork", "the PR's branch lives in this repository, not a fork"),
+    Rule("GOV615", "sweep-label", "the PR carries exactly one sweep label (when configured)"),
     # -- sweeps and launch (docs/sweeps.md) ---------------------------------
     Rule("GOV701", "plan-invalid", "the plan file is a `gov plan --format json` document"),
     Rule("GOV702", "no-launch-script", "every row resolves to a script in the scripts folder"),

@@ -3,8 +3,9 @@
 Builds a throwaway repository from the shipped example (`perf-changelog.yaml`,
 `configs/`), opens PR #2194 on the local forge, shows `gov check` rejecting
 `pr-link: PLACEHOLDER` at the line with the fix, fixes it, lets main move,
-then merges main into the PR, resolves the changelog, canonicalizes the
-link, checks again and squash-merges. Nothing is left behind.
+then runs `gov prepare-merge --pr 2194` in-process: merge main into the PR,
+resolve the changelog, canonicalize the link, check, plan, squash-merge.
+Nothing is left behind.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from governance.changelog.edit import canonicalize
-from governance.changelog.resolve import resolve_conflict
 from governance.changelog.rules import CheckMode
 from governance.checking import CheckOptions, run_check
-from governance.diagnostics import FindingsError, UsageError
+from governance.diagnostics import UsageError
 from governance.forge.local import LocalForge, pr_open
 from governance.gitrepo import GitRepo
+from governance.merging.prepare import PrepareOptions, prepare_merge
+from governance.merging.report import render_text as render_report
 from governance.report import render_text
 from governance.settings import Settings
 
@@ -74,7 +75,6 @@ def run_demo(say: Callable[[str], None]) -> bool:
 
 def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
     settings = Settings()
-    policy = settings.policy()
     repo = GitRepo.init(workdir)
     for name in EXAMPLE_FILES:
         (workdir / name).parent.mkdir(parents=True, exist_ok=True)
@@ -102,43 +102,27 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
     say("== after `pr-link: XXX`:")
     say(render_text(result))
 
-    # 3. Main moves: another PR lands first.
+    # 3. Main moves: another PR lands first (through the same merge tool).
     repo.checkout("h200-retune", create_from="main")
     _append(repo, OTHER)
     repo.commit_all("Retune H200 DSv4")
     pr_open(forge, 2195, "h200-retune", title="Retune H200 DSv4 FP8")
-    landed = canonicalize(
-        repo.read_blob("main", "perf-changelog.yaml") or b"", path.read_bytes(), 2195, policy
-    )
-    path.write_bytes(landed.data)
-    head = repo.commit_all("Canonicalize PR #2195 link")
-    merged = forge.merge_pull(2195, head)
-    say(f"== PR #2195 landed on main first ({merged.sha[:10]}): the changelogs now conflict")
-
-    # 4. Prepare the merge of #2194: merge main, resolve, canonicalize, check, merge.
-    repo.checkout("dsv4-mi300x-bringup")
-    conflicts = repo.merge("main")
-    say(f"== merging main into PR #{PR}: conflicts in {', '.join(conflicts) or 'nothing'}")
-    if conflicts and conflicts != ["perf-changelog.yaml"]:
-        raise UsageError(f"unexpected conflicts: {conflicts}", "only the changelog may conflict")
-    if conflicts:
-        stages = [repo.read_stage("perf-changelog.yaml", n) for n in (1, 2, 3)]
-        resolved = resolve_conflict(stages[0], stages[1] or b"", stages[2] or b"", PR, policy)
-        if resolved.violations:
-            raise FindingsError("conflict resolution refused", list(resolved.violations))
-        path.write_bytes(resolved.data)
-        repo.stage("perf-changelog.yaml")
-        repo.commit_merge()
-        for rewrite in resolved.rewrites:
-            say(f"   line {rewrite.line}: pr-link {rewrite.old} -> {rewrite.new}")
-    final = run_check(repo, settings, CheckOptions(CheckMode.pr_mode(PR), base_ref="main"))
-    say("== `gov check --pr 2194 --base-ref main` on the prepared branch:")
-    say(render_text(final))
-    if not final.verdict.ok:
+    repo.checkout("main")
+    first = prepare_merge(repo, settings, forge, PrepareOptions(2195, poll_interval=0.01))
+    if not first.ok:
+        say(render_report(first))
         return False
-    forge.record_check(repo.head_sha(), "check-changelog", conclusion="success")
-    outcome = forge.merge_pull(PR, repo.head_sha())
+    say(
+        f"== PR #2195 landed on main first ({first.merge_commit[:10]}): the changelogs now conflict"
+    )
+
+    # 4. `gov prepare-merge --pr 2194`: merge main, resolve, canonicalize, check, plan, merge.
+    say(f"== gov prepare-merge --pr {PR}:")
+    report = prepare_merge(repo, settings, forge, PrepareOptions(PR, poll_interval=0.01))
+    say(render_report(report))
+    if not report.ok:
+        return False
     tail = (repo.read_blob("main", "perf-changelog.yaml") or b"").decode().rstrip("\n")
-    say(f"== PR #{PR} squash-merged as {outcome.sha[:10]}; main's changelog now ends with:")
+    say(f"== PR #{PR} squash-merged as {report.merge_commit[:10]}; main's changelog now ends with:")
     say("\n".join(tail.splitlines()[-14:]))
     return True

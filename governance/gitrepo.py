@@ -151,6 +151,11 @@ class GitRepo:
                 self._blob_cache[key] = None
         return self._blob_cache[key]
 
+    def read_blob_from_tree(self, tree: str, path: str) -> bytes | None:
+        """Bytes of `path` inside a tree object (e.g. an in-memory merge result)."""
+        blob = self.blob_id(tree, path)  # `<tree>:<path>` resolves like `<commit>:<path>`
+        return None if blob is None else self.read_blob_by_id(blob)
+
     def read_blob_by_id(self, blob_sha: str) -> bytes:
         return self._repo.odb.stream(bytes.fromhex(blob_sha)).read()
 
@@ -323,14 +328,6 @@ class GitRepo:
         path = Path(out.strip())
         return path if path.is_absolute() else self.root / path
 
-    def current_branch(self) -> str | None:
-        """Short name of the checked-out branch; None when HEAD is detached."""
-        try:
-            out = self._repo.git.symbolic_ref("--quiet", "--short", "HEAD")
-        except self._git_module.GitCommandError:
-            return None
-        return out.strip() or None
-
     def rebase_in_progress(self) -> bool:
         return any(self.git_path(name).exists() for name in ("rebase-merge", "rebase-apply"))
 
@@ -363,3 +360,119 @@ class GitRepo:
             strip_newline_in_stdout=False,
         )
         return status, out
+
+    # -- prepare-merge: in-memory merges, scratch refs, worktree state --------
+
+    def status_porcelain(self) -> list[str]:
+        """`git status --porcelain` lines (untracked files count as dirty)."""
+        out = self._repo.git.status("--porcelain", "--untracked-files=normal")
+        return [line for line in out.splitlines() if line.strip()]
+
+    def current_branch(self) -> str | None:
+        """The branch HEAD is attached to, or None when detached (read from
+        the HEAD file, no git process)."""
+        head = self._repo.head
+        if head.is_detached:
+            return None
+        return head.reference.path.removeprefix("refs/heads/")
+
+    def detach_head(self) -> None:
+        """Detach HEAD at its commit; the index and working tree stay as they are."""
+        self._repo.git.checkout("-q", "--detach")
+
+    def merge_in_progress(self) -> bool:
+        return (Path(self._repo.git_dir) / "MERGE_HEAD").exists()
+
+    def merge_tree(self, ours: str, theirs: str) -> MergeTree:
+        """Merge two commits without touching the index or working tree
+        (`git merge-tree --write-tree`, the same `ort` strategy as `git merge`).
+        Conflicted files are in the returned tree with conflict markers."""
+        status, out, _err = self._repo.git.merge_tree(
+            "--write-tree", "-z", ours, theirs, with_extended_output=True, with_exceptions=False
+        )
+        if status not in (0, 1):
+            raise UsageError(
+                f"git merge-tree {ours[:12]} {theirs[:12]} failed: {_err.strip()}",
+                "gov prepare-merge needs git 2.38 or newer",
+            )
+        tree, _, rest = out.partition("\0")
+        stages: dict[str, dict[int, tuple[str, str]]] = {}
+        if status == 1:
+            for record in rest.split("\0"):
+                if not record:
+                    break  # the empty record ends the conflicted-file list
+                info, _, path = record.partition("\t")
+                mode, oid, stage = info.split()
+                stages.setdefault(path, {})[int(stage)] = (mode, oid)
+        return MergeTree(tree.strip(), stages)
+
+    def commits_between(self, base: str, head: str) -> list[str]:
+        """Commits reachable from `head` but not from `base`, oldest first."""
+        return self._repo.git.rev_list("--reverse", f"{base}..{head}").split()
+
+    def write_blob(self, data: bytes) -> str:
+        from io import BytesIO
+
+        from gitdb.base import IStream
+
+        return self._repo.odb.store(IStream("blob", len(data), BytesIO(data))).binsha.hex()
+
+    def tree_with_file(self, tree: str, path: str, data: bytes, mode: str = "100644") -> str:
+        """A copy of `tree` in which `path` holds `data` (written through a
+        throwaway index, so the real index is never touched)."""
+        import tempfile
+
+        blob = self.write_blob(data)
+        with tempfile.TemporaryDirectory(prefix="gov-index-") as scratch:
+            env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
+            self._repo.git.read_tree(tree, env=env)
+            self._repo.git.update_index("--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
+            return self._repo.git.write_tree(env=env).strip()
+
+    def tree_of(self, commit: str) -> str:
+        return self._repo.git.rev_parse(f"{commit}^{{tree}}").strip()
+
+    def delete_ref(self, ref: str, expected: str | None = None) -> bool:
+        """Delete `ref` (only if it still points at `expected`, when given)."""
+        args = [ref] + ([expected] if expected else [])
+        try:
+            self._repo.git.update_ref("-d", *args)
+        except self._git_module.GitCommandError:
+            return False
+        return True
+
+    def fetch(self, remote: str, refspec: str) -> None:
+        try:
+            self._repo.git.fetch("-q", "--no-tags", remote, refspec)
+        except self._git_module.GitCommandError as exc:
+            raise UsageError(
+                f"git fetch {remote} {refspec} failed: {exc.stderr.strip()}",
+                "check the remote and your network, then re-run",
+            ) from exc
+
+    def push_lease(self, remote: str, sha: str, branch: str, expected: str) -> bool:
+        """Push `sha` to `branch` on `remote` only if it still points at
+        `expected` (`--force-with-lease`): a compare-and-swap on the remote."""
+        try:
+            self._repo.git.push(
+                "-q",
+                f"--force-with-lease=refs/heads/{branch}:{expected}",
+                remote,
+                f"{sha}:refs/heads/{branch}",
+            )
+        except self._git_module.GitCommandError:
+            return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class MergeTree:
+    """Result of an in-memory merge: the tree and the unmerged index stages
+    (path -> stage number -> (mode, blob id)); no stages means it merged cleanly."""
+
+    tree: str
+    stages: dict[str, dict[int, tuple[str, str]]]
+
+    @property
+    def conflicts(self) -> list[str]:
+        return sorted(self.stages)

@@ -18,8 +18,13 @@ def test_demo_end_to_end(gov_exe: str, tmp_path: Path) -> None:
     assert (
         "perf-changelog.yaml:32:12: GOV401" in out and "hint: write exactly `pr-link: XXX`" in out
     )
-    # The conflict is resolved and the link canonicalized before the squash-merge.
-    assert "conflicts in perf-changelog.yaml" in out
-    assert "pr-link XXX -> https://github.com/SemiAnalysisAI/InferenceX/pull/2194" in out
+    # `gov prepare-merge --pr 2194` resolves the conflict and canonicalizes
+    # the link before the squash-merge, step by step.
+    assert "== gov prepare-merge --pr 2194:" in out
+    assert "perf-changelog.yaml conflicts" in out
+    assert ": pr-link XXX -> https://github.com/SemiAnalysisAI/InferenceX/pull/2194" in out
+    for step in ("resolve", "canonicalize", "check", "plan", "push", "checks", "land"):
+        assert f"[ok] {step}" in out, step
+    assert "PR #2194 squash-merged as" in out
     assert out.rstrip().endswith("pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/2194")
     assert set(Path(tempfile.gettempdir()).glob("gov-demo-*")) == before
