@@ -99,9 +99,28 @@ def prepare_merge(
     output: Annotated[
         ReportFormat, typer.Option("--format", help="Report format.")
     ] = ReportFormat.text,
+    sweep: Annotated[
+        bool | None,
+        typer.Option(
+            "--sweep/--no-sweep",
+            help="Reuse the PR's results and launch the other rows before pushing "
+            "(default: when the scripts folder exists).",
+        ),
+    ] = None,
+    launcher: Annotated[
+        str, typer.Option("--launcher", help="Where rerun rows run: local or slurm.")
+    ] = "local",
+    parallel: Annotated[int, typer.Option("--parallel", min=1, help="Rows at a time.")] = 1,
+    rerun_all: Annotated[
+        bool, typer.Option("--rerun-all", help="Reuse nothing: run every row again.")
+    ] = False,
+    reuse_only: Annotated[
+        bool, typer.Option("--reuse-only", help="Refuse if any row would have to run.")
+    ] = False,
 ) -> None:
     """Merge main into PR N, resolve and canonicalize the changelog, check,
-    push, wait for checks and squash-merge (with rollback on any failure)."""
+    plan, reuse or launch the sweep, push, wait for checks and squash-merge
+    (with rollback on any failure)."""
     from governance.forge import open_forge
     from governance.merging.prepare import PrepareOptions
     from governance.merging.prepare import prepare_merge as run
@@ -119,7 +138,24 @@ def prepare_merge(
         required_checks=tuple(required_check or ("check-changelog",)),
         check_timeout=check_timeout,
     )
-    report = run(repo, settings, the_forge, options)
+    if rerun_all and reuse_only:
+        from governance.diagnostics import UsageError
+
+        raise UsageError("--rerun-all and --reuse-only exclude each other", "pick one")
+    hook = None
+    if sweep or (sweep is None and (repo.root / settings.scripts).is_dir()):
+        from governance.merging.sweep import SweepAfterMerge, SweepOptions
+        from governance.sweeps.reuse import ReuseMode
+
+        mode = (
+            ReuseMode.RERUN_ALL
+            if rerun_all
+            else ReuseMode.REUSE_ONLY
+            if reuse_only
+            else ReuseMode.AUTO
+        )
+        hook = SweepAfterMerge(repo, settings, SweepOptions(launcher, mode, parallel))
+    report = run(repo, settings, the_forge, options, sweep=hook)
     render = render_json if output is ReportFormat.json else render_text
     sys.stdout.write(render(report))
     raise typer.Exit(report.exit_code)

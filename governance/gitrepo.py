@@ -406,6 +406,17 @@ class GitRepo:
                 stages.setdefault(path, {})[int(stage)] = (mode, oid)
         return MergeTree(tree.strip(), stages)
 
+    def add_worktree(self, path: Path, commit: str) -> None:
+        """A detached checkout of `commit` at `path` (a linked worktree)."""
+        self._repo.git.worktree("add", "--detach", "--quiet", str(path), commit)
+
+    def remove_worktree(self, path: Path) -> None:
+        """Remove a linked worktree made by `add_worktree`, even if it is dirty."""
+        try:
+            self._repo.git.worktree("remove", "--force", str(path))
+        except self._git_module.GitCommandError:
+            self._repo.git.worktree("prune")
+
     def commits_between(self, base: str, head: str) -> list[str]:
         """Commits reachable from `head` but not from `base`, oldest first."""
         return self._repo.git.rev_list("--reverse", f"{base}..{head}").split()

@@ -94,6 +94,15 @@ def example_repo(make_repo: Callable[..., Repo]) -> Repo:
     return repo
 
 
+@pytest.fixture
+def sweep_repo(example_repo: Repo) -> Repo:
+    """The example repository with its launch scripts and `scripts` setting."""
+    shutil.copytree(PROJECT / "launch" / "benchmarks", example_repo.path / "launch" / "benchmarks", symlinks=True)
+    example_repo.write("pyproject.toml", '[tool.gov]\nscripts = "launch/benchmarks"\n')
+    example_repo.commit("Launch scripts")
+    return example_repo
+
+
 def require_corpus() -> Path:
     if not (CORPUS / "inferencex.bundle").is_file():
         pytest.skip(f"shared corpus not found at {CORPUS} (it lives beside the project)")

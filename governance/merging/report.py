@@ -57,6 +57,7 @@ class MergeReport:
     merge_commit: str = ""
     plan_rows: list[str] = field(default_factory=list)  # rows the post-merge plan would run
     sweep: str = ""  # the sweep seam's report section, when one is configured
+    sweep_data: dict[str, object] | None = None
     failed_step: str | None = None
     exit_code: int = EXIT_OK
 
@@ -88,7 +89,7 @@ class MergeReport:
             "commits": [{"sha": c.sha, "subject": c.subject} for c in self.commits],
             "rewrites": [{"line": r.line, "old": r.old, "new": r.new} for r in self.rewrites],
             "plan_rows": list(self.plan_rows),
-            "sweep": self.sweep,
+            "sweep": self.sweep_data,
         }
 
 

@@ -36,19 +36,32 @@ LOCAL_CHECK = "check-changelog"  # the name gov's own check is recorded under on
 @dataclass(frozen=True, slots=True)
 class SweepRequest:
     """What the sweep seam gets: the post-merge plan, the PR's commits (to
-    find reusable results) and the prepared head."""
+    find reusable results), the PR head and main tip it was merged from, and
+    the prepared head."""
 
     pr: int
     plan: PlanResult
     pr_commits: tuple[str, ...]
     prepared: str
     dry_run: bool
+    pr_head: str = ""
+    main_tip: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOutcome:
+    """What the sweep seam returns: its report section, as text and data, and
+    the findings that must stop the merge (rows that failed or cannot run)."""
+
+    text: str
+    data: dict[str, object]
+    problems: list[Violation] = field(default_factory=list)
 
 
 class SweepHook(Protocol):
-    """Reuse / launching (next issue) plugs in here; returns a report section."""
+    """Reuse and launching plug in here (governance.merging.sweep)."""
 
-    def __call__(self, request: SweepRequest) -> str: ...
+    def __call__(self, request: SweepRequest) -> SweepOutcome: ...
 
 
 class Refused(Exception):
@@ -322,12 +335,40 @@ def plan(w: Work) -> None:
         ) from exc
     w.report.plan_rows = decisions.plan_rows(result.document, describe)
     if w.sweep is not None:
-        commits = tuple(w.repo.commits_between(w.main_tip, w.pull.head_sha))
-        request = SweepRequest(w.options.pr, result, commits, w.prepared, w.options.dry_run)
-        w.report.sweep = w.sweep(request)
-        w.ok(f"{len(w.report.plan_rows)} row(s); sweep seam reported")
+        sweep(w, result)
         return
     w.ok(f"{len(w.report.plan_rows)} row(s) would run after the merge (no sweep configured)")
+
+
+def sweep(w: Work, result: PlanResult) -> None:
+    """Reuse what the PR's own sweeps produced, launch the rest (before the
+    push: a merge never lands ahead of its benchmark results)."""
+    assert w.pull is not None
+    commits = tuple(w.repo.commits_between(w.main_tip, w.pull.head_sha))
+    request = SweepRequest(
+        w.options.pr,
+        result,
+        commits,
+        w.prepared,
+        w.options.dry_run,
+        pr_head=w.pull.head_sha,
+        main_tip=w.main_tip,
+    )
+    assert w.sweep is not None
+    try:
+        outcome = w.sweep(request)
+    except FindingsError as exc:
+        raise w.refuse(f"sweep: {exc}", exc.violations, exc.hint) from exc
+    w.report.sweep = outcome.text
+    w.report.sweep_data = outcome.data
+    if outcome.problems:
+        raise w.refuse(
+            f"sweep: {len(outcome.problems)} row(s) did not produce a result",
+            outcome.problems,
+            "fix the launch script or the config, then re-run prepare-merge "
+            "(rows that succeeded are reused)",
+        )
+    w.ok(f"{len(w.report.plan_rows)} row(s) after the merge; " + outcome.text.splitlines()[0])
 
 
 def _fix_hint(w: Work) -> str:

@@ -13,7 +13,8 @@ something would have to run, before launching anything.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from governance.codes import violation
@@ -133,6 +134,7 @@ def sweep_after_merge(
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     progress: bool = True,
     commit: str | None = None,
+    scripts_root: Path | None = None,
 ) -> SweepSection:
     """Decide reuse for the post-merge plan and launch the rows to rerun.
 
@@ -141,10 +143,14 @@ def sweep_after_merge(
     (default: its HEAD, the merge commit); `pr_commits` are the PR's commit
     SHAs (full);
     `pr_head_document` is the PR-head plan, which lets a rerun say "fingerprint
-    changed by main" instead of "new recipe"."""
+    changed by main" instead of "new recipe". `scripts_root`: a checkout of
+    the merged tree to take the launch scripts from, when `repo`'s working
+    tree is not it (results and the ledger stay with `repo`)."""
     rows = plan_rows(plan_document)
     head_rows = plan_rows(pr_head_document) if pr_head_document is not None else None
     paths = sweep_paths(repo.root, repo.git_dir, settings)
+    if scripts_root is not None:
+        paths = replace(paths, scripts=scripts_root / settings.scripts)
     with Ledger(paths.ledger) as ledger:
         try:
             fingerprints = {r.fingerprint for r in rows if r.fingerprint}

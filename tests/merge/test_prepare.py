@@ -3,8 +3,9 @@ paths, idempotent reruns, dry runs, and the sweep seam."""
 
 from __future__ import annotations
 
+from governance.codes import violation
 from governance.merging.prepare import PrepareOptions, prepare_merge
-from governance.merging.steps import SweepRequest
+from governance.merging.steps import SweepOutcome, SweepRequest
 from governance.settings import Settings
 from tests.merge.conftest import BRINGUP, LINK, OTHER, PR, Setup
 
@@ -120,17 +121,29 @@ def test_up_to_date_pr_gets_a_canonicalization_commit(pr_setup: Setup) -> None:
 def test_sweep_seam_gets_plan_commits_and_prepared_head(pr_setup: Setup) -> None:
     seen: list[SweepRequest] = []
 
-    def sweep(request: SweepRequest) -> str:
+    def sweep(request: SweepRequest) -> SweepOutcome:
         seen.append(request)
-        return "sweep: 0 reused, 3 to launch"
+        return SweepOutcome("sweep: 0 reused, 3 to launch\n", {"reused": 0})
 
     report = pr_setup.run(sweep=sweep, push=False)
     assert report.ok, report.status
     (request,) = seen
     assert request.pr == PR and request.prepared == report.prepared
-    assert request.pr_commits == (pr_setup.pr_head,)
+    assert request.pr_commits == (pr_setup.pr_head,) and request.pr_head == pr_setup.pr_head
     assert request.plan.document["changelog_metadata"]["entries"]
-    assert report.sweep == "sweep: 0 reused, 3 to launch"
+    assert report.sweep == "sweep: 0 reused, 3 to launch\n"
+    assert report.sweep_data == {"reused": 0}
+
+
+def test_sweep_problems_refuse_before_push_and_roll_back(pr_setup: Setup) -> None:
+    def sweep(request: SweepRequest) -> SweepOutcome:
+        failed = violation("GOV705", "single_node.1k1k[0]: failed", "single_node.1k1k[0]")
+        return SweepOutcome("sweep: 1 rerun\n", {}, [failed])
+
+    report = pr_setup.run(sweep=sweep)
+    assert report.failed_step == "plan" and report.exit_code == 1
+    assert [v.code for v in report.steps[-2].violations] == ["GOV705"]
+    assert pr_setup.git("rev-parse", "bringup") == pr_setup.pr_head  # nothing was pushed
 
 
 def test_plan_lists_rows_when_no_sweep_is_configured(pr_setup: Setup) -> None:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import PROJECT, Repo
+from tests.conftest import PROJECT
 
 SCRIPTS = PROJECT / "launch" / "benchmarks"
 
@@ -78,15 +77,6 @@ def scripts_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "scripts"
     folder.mkdir()
     return folder
-
-
-@pytest.fixture
-def sweep_repo(example_repo: Repo) -> Repo:
-    """The example repository with its launch scripts and `scripts` setting."""
-    shutil.copytree(SCRIPTS, example_repo.path / "launch" / "benchmarks", symlinks=True)
-    example_repo.write("pyproject.toml", '[tool.gov]\nscripts = "launch/benchmarks"\n')
-    example_repo.commit("Launch scripts")
-    return example_repo
 
 
 @pytest.fixture

@@ -1,0 +1,111 @@
+"""prepare-merge's sweep step through the real CLI: the PR sweeps its head,
+main moves, and `gov prepare-merge` reuses what still matches, launches the
+rest from the merged tree's scripts, and never pushes ahead of a failed row."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from governance.gitrepo import GitRepo
+from governance.matrix.sources import plan_between
+from tests.conftest import Repo
+from tests.sweeps.test_cli_sweeps import append_entry, gov
+
+PR = 5
+AMD = "configs/amd-master.yaml"
+MTP_SCRIPT = "launch/benchmarks/single_node/fixed_seq_len/dsv4_fp8_mi300x_mtp.sh"
+
+
+@pytest.fixture
+def swept(sweep_repo: Repo, tmp_path: Path, gov_exe: str) -> Repo:
+    """PR 5 appends two configs and sweeps its head; then main bumps the MTP
+    config's image (so those rows' fingerprints change)."""
+    repo = sweep_repo
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("checkout", "-q", "-b", "pr")
+    head = append_entry(repo, "dsr1-fp8-mi300x-sglang", "dsv4-fp8-mi300x-vllm-mtp")
+    assert gov(gov_exe, repo, "pr", "open", "--number", str(PR), "--branch", "pr").returncode == 0
+    plan = tmp_path / "head.json"
+    plan.write_text(json.dumps(plan_between(GitRepo(repo.path), base, head).document))
+    ran = gov(gov_exe, repo, "launch", "--plan", str(plan), "--parallel", "3", "--pr", str(PR))
+    assert ran.returncode == 0, ran.stderr
+    repo.git("checkout", "-q", "main")
+    configs = (repo.path / AMD).read_text()
+    before, _, mtp = configs.partition("dsv4-fp8-mi300x-vllm-mtp:")
+    repo.write(AMD, before + "dsv4-fp8-mi300x-vllm-mtp:" + mtp.replace("v0.11.2", "v0.12.0", 1))
+    repo.commit("Bump the MTP image")
+    return repo
+
+
+def prepare(exe: str, repo: Repo, *flags: str) -> tuple[int, dict]:
+    result = gov(exe, repo, "prepare-merge", "--pr", str(PR), "--format", "json", *flags)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def runs(exe: str, repo: Repo) -> list[dict]:
+    listed = gov(exe, repo, "runs", "list", "--pr", str(PR), "--format", "json")
+    return json.loads(listed.stdout)
+
+
+def test_reuses_unchanged_recipes_and_reruns_what_main_changed(swept: Repo, gov_exe: str) -> None:
+    before = runs(gov_exe, swept)
+    code, report = prepare(gov_exe, swept)
+    assert code == 0, report["status"]
+    sweep = report["sweep"]
+    reused = [r for r in sweep["rows"] if r["action"] == "reused"]
+    rerun = [r for r in sweep["rows"] if r["action"] == "rerun"]
+    assert reused and rerun
+    previous = {r["fingerprint"] for r in before}
+    # Reused rows come from the PR's own runs; the MTP throughput rows run again
+    # because main's image bump changed their fingerprint.
+    assert all(r["fingerprint"] in previous for r in reused)
+    changed = [r for r in rerun if r["reason"] == "fingerprint changed by main"]
+    assert changed and all(r["fingerprint"] not in previous for r in changed)
+    assert all(r["status"] == "succeeded" for r in rerun)
+    after = runs(gov_exe, swept)
+    assert len(after) == len(before) + len(rerun)
+    assert {r["commit_sha"] for r in after[len(before) :]} == {report["prepared"]}
+    assert report["merge_commit"] and swept.git("worktree", "list").count("\n") == 0
+
+
+def test_reuse_only_refuses_and_leaves_everything_as_it_was(swept: Repo, gov_exe: str) -> None:
+    pr_head = swept.git("rev-parse", "pr")
+    before = runs(gov_exe, swept)
+    code, report = prepare(gov_exe, swept, "--reuse-only")
+    assert code == 1 and report["failed_step"] == "plan"
+    codes = {v["code"] for step in report["steps"] for v in step.get("violations", [])}
+    assert codes == {"GOV704"}
+    assert swept.git("rev-parse", "pr") == pr_head and runs(gov_exe, swept) == before
+    assert swept.git("for-each-ref", "refs/heads/gov") == ""
+
+
+def test_dry_run_launches_nothing(swept: Repo, gov_exe: str) -> None:
+    before = runs(gov_exe, swept)
+    code, report = prepare(gov_exe, swept, "--dry-run")
+    assert code == 0, report["status"]
+    assert report["sweep"]["dry_run"] and report["sweep"]["rerun"] > 0
+    assert runs(gov_exe, swept) == before
+    assert swept.git("worktree", "list").count("\n") == 0
+
+
+def test_a_failing_row_stops_the_merge_before_push(swept: Repo, gov_exe: str) -> None:
+    # The scripts come from the merged tree: main's broken MTP script is the one that runs.
+    swept.write(MTP_SCRIPT, "#!/bin/sh\necho 'GPU on fire' >&2\nexit 3\n")
+    swept.commit("Break the MTP script")
+    pr_head = swept.git("rev-parse", "pr")
+    code, report = prepare(gov_exe, swept)
+    assert code == 1 and report["failed_step"] == "plan"
+    codes = {v["code"] for step in report["steps"] for v in step.get("violations", [])}
+    assert codes == {"GOV705"}
+    assert swept.git("rev-parse", "pr") == pr_head  # not pushed, not merged
+    failed = [r for r in runs(gov_exe, swept) if r["status"] == "failed"]
+    assert failed and all(r["exit_code"] == 3 for r in failed)
+    # After the script is fixed, a rerun reuses what succeeded and merges.
+    swept.write(MTP_SCRIPT, (Path(__file__).parents[2] / MTP_SCRIPT).read_text())
+    swept.commit("Fix the MTP script")
+    code, report = prepare(gov_exe, swept)
+    assert code == 0, report["status"]
