@@ -368,7 +368,8 @@ def sweep(w: Work, result: PlanResult) -> None:
             "fix the launch script or the config, then re-run prepare-merge "
             "(rows that succeeded are reused)",
         )
-    w.ok(f"{len(w.report.plan_rows)} row(s) after the merge; " + outcome.text.splitlines()[0])
+    summary = outcome.text.splitlines()[0] if outcome.text.strip() else "sweep reported"
+    w.ok(f"{len(w.report.plan_rows)} row(s) after the merge; {summary}")
 
 
 def _fix_hint(w: Work) -> str:

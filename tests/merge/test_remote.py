@@ -9,7 +9,7 @@ from pathlib import Path
 from governance.forge.local import LocalForge
 from governance.gitrepo import GitRepo
 from governance.merging.prepare import PrepareOptions, prepare_merge
-from governance.merging.steps import SweepRequest
+from governance.merging.steps import SweepOutcome, SweepRequest
 from governance.settings import Settings
 from tests.conftest import git
 from tests.merge.conftest import PR, Setup, identity
@@ -56,14 +56,14 @@ def test_lease_refuses_when_the_remote_branch_moved(pr_setup: Setup, tmp_path: P
     origin, forge = make_origin(pr_setup, tmp_path)
     identity(pr_setup.repo)
 
-    def author_pushes(request: SweepRequest) -> str:
+    def author_pushes(request: SweepRequest) -> SweepOutcome:
         other = tmp_path / "author"
         git(tmp_path, "clone", "-q", "-b", "bringup", str(origin), str(other))
         (other / "notes.txt").write_text("late push\n")
         git(other, "add", "-A")
         git(other, "commit", "-q", "-m", "Late push")
         git(other, "push", "-q", "origin", "bringup")
-        return ""
+        return SweepOutcome("", {})
 
     report = run(pr_setup, forge, sweep=author_pushes)
     assert report.failed_step == "push" and report.exit_code == 1

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from governance.merging.steps import SweepRequest
+from governance.merging.steps import SweepOutcome, SweepRequest
 from governance.settings import Settings
 from tests.merge.conftest import CHANGELOG, LINK, PR, Setup, append
 
@@ -120,11 +120,11 @@ def test_unknown_config_key_refused_at_check(pr_setup: Setup) -> None:
 
 
 def test_head_moved_before_push_is_never_overwritten(pr_setup: Setup) -> None:
-    def author_pushes(request: SweepRequest) -> str:
+    def author_pushes(request: SweepRequest) -> SweepOutcome:
         pr_setup.git("checkout", "-q", "bringup")
         pr_setup.repo.commit("Author pushes meanwhile", **{"notes.txt": "x\n"})
         pr_setup.git("checkout", "-q", "--detach")
-        return ""
+        return SweepOutcome("", {})
 
     report = pr_setup.run(sweep=author_pushes)
     assert report.failed_step == "push" and report.exit_code == 1
@@ -137,9 +137,9 @@ def test_head_moved_before_push_is_never_overwritten(pr_setup: Setup) -> None:
 
 
 def test_failed_required_check_stops_before_merging(pr_setup: Setup) -> None:
-    def ci_fails(request: SweepRequest) -> str:
+    def ci_fails(request: SweepRequest) -> SweepOutcome:
         pr_setup.forge().record_check(request.prepared, "benchmarks", conclusion="failure")
-        return ""
+        return SweepOutcome("", {})
 
     report = pr_setup.run(sweep=ci_fails, required_checks=("check-changelog", "benchmarks"))
     assert report.failed_step == "checks" and report.exit_code == 1
@@ -152,10 +152,10 @@ def test_failed_required_check_stops_before_merging(pr_setup: Setup) -> None:
 
 
 def test_main_moving_after_preparation_is_never_merged(pr_setup: Setup) -> None:
-    def main_moves(request: SweepRequest) -> str:
+    def main_moves(request: SweepRequest) -> SweepOutcome:
         later = pr_setup.git("commit-tree", "main^{tree}", "-p", "main", "-m", "later")
         pr_setup.git("update-ref", "refs/heads/main", later)
-        return ""
+        return SweepOutcome("", {})
 
     report = pr_setup.run(sweep=main_moves)
     assert report.failed_step == "land" and report.exit_code == 1
@@ -182,7 +182,7 @@ def test_unbuildable_plan_refused_before_push(pr_setup: Setup) -> None:
 
 
 def test_crash_inside_a_step_rolls_back_and_reraises(pr_setup: Setup) -> None:
-    def broken(request: SweepRequest) -> str:
+    def broken(request: SweepRequest) -> SweepOutcome:
         raise RuntimeError("sweep backend exploded")
 
     before = pr_setup.snapshot()
@@ -200,7 +200,7 @@ def test_required_check_that_never_reports_times_out(pr_setup: Setup) -> None:
 
 
 def test_interrupt_rolls_back_before_exiting(pr_setup: Setup) -> None:
-    def ctrl_c(request: SweepRequest) -> str:
+    def ctrl_c(request: SweepRequest) -> SweepOutcome:
         raise KeyboardInterrupt
 
     before = pr_setup.snapshot()
