@@ -20,10 +20,14 @@ from governance.checking import CheckOptions, run_check
 from governance.diagnostics import UsageError
 from governance.forge.local import LocalForge, pr_open
 from governance.gitrepo import GitRepo
+from governance.matrix.sources import plan_between
 from governance.merging.prepare import PrepareOptions, prepare_merge
 from governance.merging.report import render_text as render_report
+from governance.merging.sweep import SweepAfterMerge, SweepOptions
 from governance.report import render_text
 from governance.settings import Settings
+from governance.sweeps.aftermerge import sweep_after_merge
+from governance.sweeps.reuse import ReuseMode
 
 EXAMPLE_FILES = (
     "perf-changelog.yaml",
@@ -43,10 +47,12 @@ BRINGUP = """
 OTHER = """
 - config-keys:
     - dsv4-fp8-h200-vllm
+    - dsv4-fp8-mi300x-vllm-mtp
   description:
-    - "Retune H200 DSv4 FP8 with vLLM v0.11.2 chunked prefill"
+    - "Move H200 DSv4 FP8 and the MI300X MTP variant to vLLM v0.11.3"
   pr-link: XXX
 """
+NEW_IMAGE = ("v0.11.2", "v0.11.3")
 
 
 def example_root() -> Path:
@@ -59,9 +65,21 @@ def example_root() -> Path:
     return root
 
 
+def _sweep(repo: GitRepo, settings: Settings) -> SweepAfterMerge:
+    return SweepAfterMerge(repo, settings, SweepOptions(parallel=4, progress=False))
+
+
 def _append(repo: GitRepo, text: str) -> None:
     path = repo.root / "perf-changelog.yaml"
     path.write_bytes(path.read_bytes() + text.encode())
+
+
+def _bump_image(config: Path, key: str) -> None:
+    """Main's PR moves config `key` to the new vLLM image (its first image line)."""
+    old, new = NEW_IMAGE
+    head, found, block = config.read_text().partition(f"\n{key}:\n")
+    assert found, f"{key} is not in {config}"
+    config.write_text(head + found + block.replace(old, new, 1))
 
 
 def run_demo(say: Callable[[str], None]) -> bool:
@@ -79,6 +97,8 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
     for name in EXAMPLE_FILES:
         (workdir / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source / name, workdir / name)
+    # The example's launch scripts, where the default `scripts` setting looks.
+    shutil.copytree(source / "launch" / "benchmarks", workdir / settings.scripts)
     repo.commit_all("Example benchmark repository")
     forge = LocalForge(repo, main_branch="main", repository_slug=settings.repository)
     say(f"== throwaway repository {workdir} (local forge, no token, no cluster)")
@@ -102,23 +122,55 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
     say("== after `pr-link: XXX`:")
     say(render_text(result))
 
-    # 3. Main moves: another PR lands first (through the same merge tool).
-    repo.checkout("h200-retune", create_from="main")
+    # 3. The PR's sweep: every row of its plan runs on this machine.
+    pr_head = repo.head_sha()
+    head_plan = plan_between(repo, "main", pr_head)
+    swept = sweep_after_merge(
+        repo,
+        settings,
+        head_plan.document,
+        PR,
+        [pr_head],
+        "local",
+        ReuseMode.RERUN_ALL,
+        parallel=4,
+        progress=False,
+    )
+    say(f"== PR #{PR}'s sweep ran {len(swept.decision.rerun)} row(s) on its head (local launcher)")
+    if not swept.ok:
+        say(swept.render_text())
+        return False
+
+    # 4. Main moves: another PR lands first (through the same merge tool) and
+    # changes the image of one of #2194's configs.
+    repo.checkout("vllm-bump", create_from="main")
     _append(repo, OTHER)
-    repo.commit_all("Retune H200 DSv4")
-    pr_open(forge, 2195, "h200-retune", title="Retune H200 DSv4 FP8")
+    _bump_image(repo.root / "configs/amd-master.yaml", "dsv4-fp8-mi300x-vllm-mtp")
+    _bump_image(repo.root / "configs/nvidia-master.yaml", "dsv4-fp8-h200-vllm")
+    repo.commit_all("Move DSv4 FP8 to vLLM v0.11.3")
+    pr_open(forge, 2195, "vllm-bump", title="Move DSv4 FP8 to vLLM v0.11.3")
     repo.checkout("main")
-    first = prepare_merge(repo, settings, forge, PrepareOptions(2195, poll_interval=0.01))
+    first = prepare_merge(
+        repo,
+        settings,
+        forge,
+        PrepareOptions(2195, poll_interval=0.01),
+        sweep=_sweep(repo, settings),
+    )
     if not first.ok:
         say(render_report(first))
         return False
     say(
-        f"== PR #2195 landed on main first ({first.merge_commit[:10]}): the changelogs now conflict"
+        f"== PR #2195 landed on main first ({first.merge_commit[:10]}): the changelogs now "
+        "conflict, and the MI300X MTP recipe changed under #2194"
     )
 
-    # 4. `gov prepare-merge --pr 2194`: merge main, resolve, canonicalize, check, plan, merge.
+    # 5. `gov prepare-merge --pr 2194`: merge main, resolve, canonicalize, check,
+    # plan, reuse what #2194's sweep measured, rerun the rest, merge.
     say(f"== gov prepare-merge --pr {PR}:")
-    report = prepare_merge(repo, settings, forge, PrepareOptions(PR, poll_interval=0.01))
+    report = prepare_merge(
+        repo, settings, forge, PrepareOptions(PR, poll_interval=0.01), sweep=_sweep(repo, settings)
+    )
     say(render_report(report))
     if not report.ok:
         return False

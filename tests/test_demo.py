@@ -8,7 +8,8 @@ from pathlib import Path
 
 
 def test_demo_end_to_end(gov_exe: str, tmp_path: Path) -> None:
-    before = set(Path(tempfile.gettempdir()).glob("gov-demo-*"))
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.glob("gov-demo-*")) | set(temp.glob("gov-sweep-*"))
     result = subprocess.run(
         [gov_exe, "demo"], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
@@ -25,6 +26,11 @@ def test_demo_end_to_end(gov_exe: str, tmp_path: Path) -> None:
     assert ": pr-link XXX -> https://github.com/SemiAnalysisAI/InferenceX/pull/2194" in out
     for step in ("resolve", "canonicalize", "check", "plan", "push", "checks", "land"):
         assert f"[ok] {step}" in out, step
+    # The PR's sweep is reused where main left the recipe alone and rerun
+    # where main's image bump changed it (and for evals, which carry no fingerprint).
+    assert "PR #2194's sweep ran 18 row(s)" in out
+    assert "sweep after merge (reuse): 11 reused, 7 rerun" in out
+    assert out.count("fingerprint changed by main") == 5
     assert "PR #2194 squash-merged as" in out
     assert out.rstrip().endswith("pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/2194")
-    assert set(Path(tempfile.gettempdir()).glob("gov-demo-*")) == before
+    assert set(temp.glob("gov-demo-*")) | set(temp.glob("gov-sweep-*")) == before

@@ -112,11 +112,11 @@ def render_text(report: MergeReport) -> str:
         lines.append(f"  commit {commit.sha[:12]} {commit.subject}")
     for rewrite in report.rewrites:
         lines.append(f"  line {rewrite.line}: pr-link {rewrite.old} -> {rewrite.new}")
-    if report.plan_rows:
+    if report.sweep:  # it names every row, reused or rerun
+        lines.extend("  " + line for line in report.sweep.splitlines())
+    elif report.plan_rows:
         lines.append(f"  post-merge plan: {len(report.plan_rows)} row(s) would run")
         lines.extend(f"    {row}" for row in report.plan_rows)
-    if report.sweep:
-        lines.extend("  " + line for line in report.sweep.splitlines())
     lines.append(report.status)
     return "\n".join(lines) + "\n"
 
