@@ -293,6 +293,9 @@ class SlurmLauncher:
         assert self.job_id is not None
         cancelled = False
         last_contact = time.monotonic()
+        # Back off from a quick first look to `poll_interval`: short arrays
+        # finish in seconds, long ones should not hammer slurmctld.
+        wait = min(self.poll_interval, 0.25)
         while any(task.outcome is None for task in tasks):
             if self._cancel.is_set() and not cancelled:
                 self._scancel([self.job_id])
@@ -310,10 +313,11 @@ class SlurmLauncher:
                 break
             if cancelled:
                 # The event stays set, so waiting on it would not wait at all.
-                time.sleep(min(self.poll_interval, 1.0))
+                time.sleep(min(wait, 1.0))
             else:
                 # Waiting on the event lets cancel() take effect at once.
-                self._cancel.wait(self.poll_interval)
+                self._cancel.wait(wait)
+            wait = min(self.poll_interval, wait * 2)
 
     def _poll(self, tasks: list[_Task], emit: Callable[[JobEvent], None]) -> bool:
         """One look at the array; False when Slurm could not be asked."""

@@ -157,7 +157,17 @@ def test_launch_on_the_local_slurm_cluster(sweep_repo: Repo, tmp_path: Path, gov
     append_entry(sweep_repo, "dsr1-fp8-mi300x-sglang")
     plan = plan_file(gov_exe, sweep_repo, base, tmp_path)
     run = gov(
-        gov_exe, sweep_repo, "launch", "--plan", str(plan), "--launcher", "slurm", "--pr", "9"
+        gov_exe,
+        sweep_repo,
+        "launch",
+        "--plan",
+        str(plan),
+        "--launcher",
+        "slurm",
+        "--parallel",
+        "5",
+        "--pr",
+        "9",
     )
     assert run.returncode == 0, run.stdout + run.stderr
     listed = json.loads(
