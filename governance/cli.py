@@ -264,9 +264,11 @@ def schema(
     sys.stdout.write(f"schemas in {directory} match the models\n")
 
 
-class RowsFormat(StrEnum):
-    json = "json"
+class TextOrJson(StrEnum):
+    """`--format` of the commands that print either a readable text or JSON."""
+
     text = "text"
+    json = "json"
 
 
 @app.command()
@@ -283,7 +285,7 @@ def matrix(
         str | None,
         typer.Option("--rev", help="Read master configs at REV (default: working tree)."),
     ] = None,
-    output: Annotated[RowsFormat, typer.Option("--format")] = RowsFormat.json,
+    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.json,
 ) -> None:
     """The benchmark rows of the named configs (the reference generator's test-config)."""
     from governance.diagnostics import UsageError
@@ -300,7 +302,7 @@ def matrix(
     )
     rows = sources.matrix_rows(catalog, config_key, mode, scenario_type)
     sys.stdout.write(
-        render.rows_json(rows) if output is RowsFormat.json else render.rows_text(rows)
+        render.rows_json(rows) if output is TextOrJson.json else render.rows_text(rows)
     )
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli import app, guarded, open_repo, state  # noqa: F401
+from governance.cli import TextOrJson, app, guarded, open_repo, state  # noqa: F401
 
 if TYPE_CHECKING:
     from governance.merging.worktree import EditOutcome
@@ -18,11 +18,6 @@ if TYPE_CHECKING:
 class ForgeKind(StrEnum):
     local = "local"
     github = "github"
-
-
-class ReportFormat(StrEnum):
-    text = "text"
-    json = "json"
 
 
 def _say_rewrites(outcome: EditOutcome) -> None:
@@ -97,8 +92,8 @@ def prepare_merge(
         typer.Option("--required-check", help="Check that must pass (repeatable)."),
     ] = None,
     output: Annotated[
-        ReportFormat, typer.Option("--format", help="Report format.")
-    ] = ReportFormat.text,
+        TextOrJson, typer.Option("--format", help="Report format.")
+    ] = TextOrJson.text,
     sweep: Annotated[
         bool | None,
         typer.Option(
@@ -156,6 +151,6 @@ def prepare_merge(
         )
         hook = SweepAfterMerge(repo, settings, SweepOptions(launcher, mode, parallel))
     report = run(repo, settings, the_forge, options, sweep=hook)
-    render = render_json if output is ReportFormat.json else render_text
+    render = render_json if output is TextOrJson.json else render_text
     sys.stdout.write(render(report))
     raise typer.Exit(report.exit_code)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from governance.cli import app, guarded, open_repo
+from governance.cli import TextOrJson, app, guarded, open_repo
 
 if TYPE_CHECKING:
     from governance.forge.local import LocalForge
@@ -31,11 +31,6 @@ class ListState(StrEnum):
     closed = "closed"
     merged = "merged"
     all = "all"
-
-
-class OutputFormat(StrEnum):
-    text = "text"
-    json = "json"
 
 
 class Conclusion(StrEnum):
@@ -92,14 +87,14 @@ def pr_open_command(
 @guarded
 def pr_list_command(
     state: Annotated[ListState, typer.Option("--state", help="Which PRs.")] = ListState.open,
-    output: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.text,
+    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
 ) -> None:
     """List pull requests, lowest number first."""
     from governance.forge.local import pr_list
     from governance.forge.render import render_pull_list
 
     pulls = pr_list(_forge(), state.value)  # type: ignore[arg-type]
-    if output is OutputFormat.json:
+    if output is TextOrJson.json:
         _emit(_as_json([asdict(pull) for pull in pulls]))
     else:
         _emit(render_pull_list(pulls))
@@ -109,14 +104,14 @@ def pr_list_command(
 @guarded
 def pr_show_command(
     number: Annotated[int, typer.Argument(help="The PR number.")],
-    output: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.text,
+    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
 ) -> None:
     """Show one pull request with its comments and the checks on its head."""
     from governance.forge.local import pr_show
     from governance.forge.render import render_pull
 
     details = pr_show(_forge(), number)
-    if output is OutputFormat.json:
+    if output is TextOrJson.json:
         data = asdict(details.pull)
         data["comments"] = [asdict(comment) for comment in details.comments]
         data["checks"] = [asdict(check) for check in details.checks]

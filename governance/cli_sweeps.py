@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from governance.cli import app, guarded, open_repo, state  # noqa: F401
+from governance.cli import TextOrJson, app, guarded, open_repo, state  # noqa: F401
 from governance.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 
@@ -129,13 +128,8 @@ runs_app = typer.Typer(
 app.add_typer(runs_app, name="runs")
 
 
-class RunsFormat(StrEnum):
-    text = "text"
-    json = "json"
-
-
-def _runs_out(runs, output: RunsFormat) -> None:
-    if output is RunsFormat.json:
+def _runs_out(runs, output: TextOrJson) -> None:
+    if output is TextOrJson.json:
         sys.stdout.write(json.dumps([r.to_dict() for r in runs], indent=1) + "\n")
         return
     for r in runs:
@@ -150,7 +144,7 @@ def _runs_out(runs, output: RunsFormat) -> None:
 @guarded
 def runs_list(
     pr: Annotated[int | None, typer.Option("--pr", min=1, help="Only runs of PR N.")] = None,
-    output: Annotated[RunsFormat, typer.Option("--format")] = RunsFormat.text,
+    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
 ) -> None:
     """Every recorded run, oldest first."""
     from governance.sweeps.launch import sweep_paths
@@ -165,7 +159,7 @@ def runs_list(
 @guarded
 def runs_show(
     fingerprint: Annotated[str, typer.Argument(help="A recipe fingerprint or its hex prefix.")],
-    output: Annotated[RunsFormat, typer.Option("--format")] = RunsFormat.text,
+    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
 ) -> None:
     """The runs of one recipe (all concurrencies)."""
     from governance.diagnostics import UsageError

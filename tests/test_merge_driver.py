@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governance.changelog.links import LinkPolicy
 from governance.driver import (
     MainSide,
     attributes_line,
@@ -22,29 +21,11 @@ from governance.driver import (
     write_atomically,
 )
 from governance.gitrepo import GitRepo
+from tests.changelog.test_edit import BASE, POLICY, entry, link, log
 from tests.conftest import GIT_ENV, Repo, git
 
 LOG = "perf-changelog.yaml"
-POLICY = LinkPolicy()
 
-
-def link(number: int) -> str:
-    return POLICY.expected(number)
-
-
-def entry(key: str, pr_link: str = "XXX", text: str | None = None) -> bytes:
-    return (
-        f"- config-keys:\n    - {key}\n  description:\n"
-        f'    - "{text or "change " + key}"\n  pr-link: {pr_link}\n'
-    ).encode()
-
-
-def log(*blocks: bytes) -> bytes:
-    """Entries one empty line apart, as the changelog is written."""
-    return b"\n".join(blocks)
-
-
-BASE = log(entry("a", link(1)), entry("b", link(2)))
 
 
 def gov(cwd: Path, exe: str, *args: str) -> subprocess.CompletedProcess[str]:
