@@ -18,12 +18,14 @@ import tempfile
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from governance.changelog.edit import DroppedEntry
-from governance.changelog.links import LinkPolicy
-from governance.changelog.resolve import merge_driver
 from governance.diagnostics import GovError, Violation
-from governance.gitrepo import GitRepo
+
+if TYPE_CHECKING:  # the CLI imports this module for its option types: keep it light
+    from governance.changelog.edit import DroppedEntry
+    from governance.changelog.links import LinkPolicy
+    from governance.gitrepo import GitRepo
 
 DRIVER_NAME = "gov"
 DRIVER_DESCRIPTION = (
@@ -107,6 +109,8 @@ def run_driver(
     base, ours, theirs = (_read(file) for file in (ancestor, current, other))
     main_ours = main_is_ours(repo, main_branch, main_side, path=path, ours=ours, theirs=theirs)
     pr_side, main = (theirs, ours) if main_ours else (ours, theirs)
+    from governance.changelog.resolve import merge_driver
+
     result = merge_driver(base, pr_side, main, pr, policy, path=path)
     if result.ok:
         if result.data != ours:
