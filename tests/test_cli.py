@@ -275,3 +275,21 @@ def test_matrix_unknown_key_is_reported_once_with_a_suggestion(
     assert result.stderr.count("Available keys") == 1, result.stderr
     assert result.stderr.startswith("GOV501 ")  # no empty location prefix
     assert "did you mean 'dsv4-fp8-mi300x-vllm'" in result.stderr
+
+
+def test_the_command_line_starts_without_the_heavy_engines() -> None:
+    """`gov --help` and the hook pay only for what they use: building the app
+    must not import gitpython, ruamel.yaml, pydantic, httpx or the engines
+    (every command imports its own service lazily)."""
+    import sys
+
+    probe = (
+        "import sys, governance.cli; "
+        "print(' '.join(m for m in ('git', 'ruamel.yaml', 'pydantic', 'httpx', 'sqlite3', "
+        "'governance.matrix', 'governance.changelog.document', 'governance.sweeps.ledger') "
+        "if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert loaded == []
