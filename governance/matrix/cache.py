@@ -22,13 +22,16 @@ class BlockCache:
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
+        self._ready = False  # the folder is created once, not per block
 
     @staticmethod
     def digest(block: bytes) -> str:
         return hashlib.sha256(_CACHE_FORMAT + block).hexdigest()
 
     def _file(self, digest: str) -> Path:
-        return self.directory / digest[:2] / f"{digest}.json"
+        # One flat folder: a cold parse writes ~200 blocks, and a folder per
+        # digest prefix cost a mkdir each (a third of the write time).
+        return self.directory / f"{digest}.json"
 
     def get(self, digest: str) -> Any | None:
         try:
@@ -41,8 +44,10 @@ class BlockCache:
             return
         target = self._file(digest)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+            if not self._ready:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._ready = True
+            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(value, handle, ensure_ascii=False, separators=(",", ":"))
             os.replace(tmp, target)
