@@ -24,7 +24,6 @@ import contextlib
 import json
 import math
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -43,28 +42,18 @@ from governance.sweeps.launcher import (
     inherited_env,
     script_argv,
 )
+from governance.sweeps.slurmctl import (  # noqa: F401  (re-exported for callers)
+    RUNNING_STATES,
+    STATE_STATUS,
+    SlurmError,
+    accounting_available,
+    first_line,
+    run_tool,
+    slurm_available,
+)
 
 # The wrapper lives next to the cluster script, in the repository's launch/ folder.
 WRAPPER = Path(__file__).resolve().parents[2] / "launch" / "slurm" / "array-task.py"
-TOOLS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
-
-# Slurm job states (squeue %T / sacct State) that end a task, and what they mean here.
-STATE_STATUS: dict[str, JobStatus] = {
-    "COMPLETED": JobStatus.SUCCEEDED,
-    "FAILED": JobStatus.FAILED,
-    "NODE_FAIL": JobStatus.FAILED,
-    "OUT_OF_MEMORY": JobStatus.FAILED,
-    "BOOT_FAIL": JobStatus.FAILED,
-    "SPECIAL_EXIT": JobStatus.FAILED,
-    "TIMEOUT": JobStatus.TIMED_OUT,
-    "DEADLINE": JobStatus.TIMED_OUT,
-    "CANCELLED": JobStatus.CANCELLED,
-    "PREEMPTED": JobStatus.CANCELLED,
-    "REVOKED": JobStatus.CANCELLED,
-}
-RUNNING_STATES = {"RUNNING", "COMPLETING", "CONFIGURING", "SIGNALING", "STAGE_OUT", "SUSPENDED"}
-USABLE_NODE_STATES = {"idle", "mixed", "allocated", "completing"}
-
 # Seconds added to a row's timeout before Slurm's --time and the launcher's own
 # check step in: the wrapper needs its SIGTERM→SIGKILL grace and some start-up.
 SLURM_TIME_MARGIN = 60.0
@@ -74,50 +63,8 @@ STATUS_WAITS = 3
 LOST_CONTACT_SECONDS = 600.0
 
 
-class SlurmError(RuntimeError):
-    """Submission failed: nothing ran, so there is no outcome to report."""
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _run(argv: Sequence[str], timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else ""
-
-
-def slurm_available(timeout: float = 15.0) -> str | None:
-    """None when jobs can be submitted to a Slurm cluster, else the reason why not."""
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
-    if missing:
-        return f"Slurm client tools not on PATH: {', '.join(missing)}"
-    try:
-        ping = _run(["scontrol", "ping"], timeout)
-        if " is UP" not in ping.stdout:
-            reason = _first_line(ping.stderr) or _first_line(ping.stdout) or "no answer"
-            return f"slurmctld is not reachable (scontrol ping: {reason})"
-        info = _run(["sinfo", "--noheader", "--format=%T"], timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"Slurm does not answer: {exc}"
-    states = {line.strip() for line in info.stdout.splitlines() if line.strip()}
-    if info.returncode != 0 or not states & USABLE_NODE_STATES:
-        shown = ", ".join(sorted(states)) or _first_line(info.stderr) or "none"
-        return f"no usable Slurm node (node states: {shown})"
-    return None
-
-
-def accounting_available(timeout: float = 15.0) -> bool:
-    """Whether `sacct` answers (it needs slurmdbd; the CI cluster has none)."""
-    try:
-        probe = _run(["sacct", "--noheader", "--allocations", "--starttime=now"], timeout)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return probe.returncode == 0 and "disabled" not in probe.stderr.lower()
 
 
 def time_limit_minutes(jobs: Sequence[LaunchJob]) -> int:
@@ -278,12 +225,12 @@ class SlurmLauncher:
         argv += [*self.extra_sbatch_args, "--"]
         argv += [str(self.launch_dir / "array-task.py"), str(self.launch_dir / "manifest.json")]
         try:
-            done = _run(argv)
+            done = run_tool(argv)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SlurmError(f"sbatch failed: {exc}") from exc
         job_id = done.stdout.strip().split(";")[0]
         if done.returncode != 0 or not job_id.isdigit():
-            reason = _first_line(done.stderr) or _first_line(done.stdout) or "no output"
+            reason = first_line(done.stderr) or first_line(done.stdout) or "no output"
             raise SlurmError(f"sbatch failed (exit {done.returncode}): {reason}")
         return job_id
 
@@ -443,7 +390,7 @@ class SlurmLauncher:
         """Array task index → (state, reason); None when squeue fails."""
         argv = ["squeue", "--noheader", "--array", "--states=all", f"--jobs={job_id}"]
         try:
-            done = _run([*argv, "--format=%K|%T|%r"])
+            done = run_tool([*argv, "--format=%K|%T|%r"])
         except (OSError, subprocess.TimeoutExpired):
             return None
         if done.returncode != 0:
@@ -465,7 +412,7 @@ class SlurmLauncher:
     def _sacct(self, job_id: str) -> dict[int, str]:
         argv = ["sacct", "--noheader", "--parsable2", "--allocations", f"--jobs={job_id}"]
         try:
-            done = _run([*argv, "--format=JobID,State"])
+            done = run_tool([*argv, "--format=JobID,State"])
         except (OSError, subprocess.TimeoutExpired):
             return {}
         states = {}
@@ -479,7 +426,7 @@ class SlurmLauncher:
     def _scontrol_exit_code(self, task: _Task) -> int | None:
         """ExitCode=<code>:<signal> of a task whose wrapper wrote no status file."""
         try:
-            done = _run(["scontrol", "--oneliner", "show", "job", f"{self.job_id}_{task.index}"])
+            done = run_tool(["scontrol", "--oneliner", "show", "job", f"{self.job_id}_{task.index}"])
         except (OSError, subprocess.TimeoutExpired):
             return None
         for field in done.stdout.split():
@@ -491,7 +438,7 @@ class SlurmLauncher:
     def _scancel(self, ids: Sequence[str]) -> None:
         # On failure following goes on; the tasks end by their time limit at the latest.
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            _run(["scancel", *ids])
+            run_tool(["scancel", *ids])
 
     @staticmethod
     def _read_status(task: _Task) -> dict[str, object]:

@@ -1,0 +1,71 @@
+"""Talking to a Slurm cluster: its client tools, its job states, whether it
+can take jobs. The launcher (`slurm.py`) builds on these; the tests use
+`slurm_available()` to skip, with its reason, where no cluster answers."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+from governance.sweeps.launcher import JobStatus
+
+TOOLS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
+
+# Slurm job states (squeue %T / sacct State) that end a task, and what they mean here.
+STATE_STATUS: dict[str, JobStatus] = {
+    "COMPLETED": JobStatus.SUCCEEDED,
+    "FAILED": JobStatus.FAILED,
+    "NODE_FAIL": JobStatus.FAILED,
+    "OUT_OF_MEMORY": JobStatus.FAILED,
+    "BOOT_FAIL": JobStatus.FAILED,
+    "SPECIAL_EXIT": JobStatus.FAILED,
+    "TIMEOUT": JobStatus.TIMED_OUT,
+    "DEADLINE": JobStatus.TIMED_OUT,
+    "CANCELLED": JobStatus.CANCELLED,
+    "PREEMPTED": JobStatus.CANCELLED,
+    "REVOKED": JobStatus.CANCELLED,
+}
+RUNNING_STATES = {"RUNNING", "COMPLETING", "CONFIGURING", "SIGNALING", "STAGE_OUT", "SUSPENDED"}
+USABLE_NODE_STATES = {"idle", "mixed", "allocated", "completing"}
+
+class SlurmError(RuntimeError):
+    """Submission failed: nothing ran, so there is no outcome to report."""
+
+
+def run_tool(argv: Sequence[str], timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+def slurm_available(timeout: float = 15.0) -> str | None:
+    """None when jobs can be submitted to a Slurm cluster, else the reason why not."""
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        return f"Slurm client tools not on PATH: {', '.join(missing)}"
+    try:
+        ping = run_tool(["scontrol", "ping"], timeout)
+        if " is UP" not in ping.stdout:
+            reason = first_line(ping.stderr) or first_line(ping.stdout) or "no answer"
+            return f"slurmctld is not reachable (scontrol ping: {reason})"
+        info = run_tool(["sinfo", "--noheader", "--format=%T"], timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"Slurm does not answer: {exc}"
+    states = {line.strip() for line in info.stdout.splitlines() if line.strip()}
+    if info.returncode != 0 or not states & USABLE_NODE_STATES:
+        shown = ", ".join(sorted(states)) or first_line(info.stderr) or "none"
+        return f"no usable Slurm node (node states: {shown})"
+    return None
+
+
+def accounting_available(timeout: float = 15.0) -> bool:
+    """Whether `sacct` answers (it needs slurmdbd; the CI cluster has none)."""
+    try:
+        probe = run_tool(["sacct", "--noheader", "--allocations", "--starttime=now"], timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0 and "disabled" not in probe.stderr.lower()
