@@ -11,15 +11,13 @@ to git's own text merge when that logic refuses.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shlex
-import tempfile
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from governance.atomic import write_atomically
 from governance.diagnostics import GovError, Violation
 
 if TYPE_CHECKING:  # the CLI imports this module for its option types: keep it light
@@ -136,38 +134,6 @@ def _read(file: Path) -> bytes:
         return file.read_bytes()
     except OSError as exc:
         raise GovError(f"cannot read {file}: {exc.strerror}", "is git running the driver?") from exc
-
-
-def write_atomically(target: Path, data: bytes) -> None:
-    """Replace `target` with `data`: write a temporary file in the same
-    directory (same filesystem, so the rename is atomic), fsync, rename.
-    Readers see the old bytes or the new ones, never a truncated file."""
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 (closed before the rename)
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
-    )
-    tmp = Path(handle.name)
-    try:
-        with handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, _mode_for(target))  # mkstemp's 0600 would stick otherwise
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
-def _mode_for(target: Path) -> int:
-    """`target`'s permission bits (git's %A keeps its own), or the umask
-    default for a new file."""
-    try:
-        return target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
 
 
 # -- installation ----------------------------------------------------------------

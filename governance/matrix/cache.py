@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from governance.atomic import write_atomically
 
 _CACHE_FORMAT = b"gov-matrix-block-v1\0"
 
@@ -47,10 +47,8 @@ class BlockCache:
             if not self._ready:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 self._ready = True
-            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(value, handle, ensure_ascii=False, separators=(",", ":"))
-            os.replace(tmp, target)
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            write_atomically(target, text.encode("utf-8"), durable=False)
         except OSError:
             pass  # a cache that cannot be written is only slower
 

@@ -14,6 +14,7 @@ import signal
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from governance.atomic import write_atomically
 from governance.diagnostics import UsageError
 
 # Test-only: SIGKILL this process right after the journal records this step
@@ -89,12 +90,7 @@ def load(path: Path) -> Journal | None:
 def save(path: Path, journal: Journal) -> None:
     """Atomically replace the journal (a crash leaves the old or the new file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(journal.to_json())
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    write_atomically(path, journal.to_json().encode("utf-8"))
 
 
 def remove(path: Path) -> None:

@@ -3,10 +3,9 @@ to the working tree by hand (the same functions prepare-merge uses)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
+from governance.atomic import write_atomically
 from governance.changelog.edit import EditResult, canonicalize
 from governance.changelog.resolve import resolve_conflict
 from governance.changelog.rules import CheckMode
@@ -21,12 +20,6 @@ class EditOutcome:
     path: str
     result: EditResult
     written: bool
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.gov-{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def canonicalize_worktree(

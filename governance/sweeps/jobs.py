@@ -9,14 +9,13 @@ script that quotes its variables is safe whatever a config says).
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from governance.atomic import write_atomically
 from governance.sweeps.launcher import LaunchJob
 from governance.sweeps.rows import PlanRow, RowError, checked_fingerprint, conc_label, job_key
 from governance.sweeps.rows import safe_token as token
@@ -207,15 +206,7 @@ def result_dir_for(results_root: Path, row: PlanRow, key: str | None = None) -> 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON through a temporary file and rename: never half-written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=1, sort_keys=False)
-            out.write("\n")
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
 
 
 def build_job(
