@@ -66,13 +66,9 @@ def guarded(func: F) -> F:
                 err(f"{where + ': ' if where else ''}{finding.code} {finding.message}")
                 if finding.hint:
                     err(f"  hint: {finding.hint}")
-            if any(str(exc) in finding.message for finding in findings):
-                # the summary would only repeat the finding just printed
-                err(f"gov: error: {len(findings)} finding(s)")
-            else:
-                err(f"gov: error: {exc}")
-                if exc.hint:
-                    err(f"  hint: {exc.hint}")
+            err(f"gov: error: {exc}")
+            if exc.hint and not any(exc.hint == finding.hint for finding in findings):
+                err(f"  hint: {exc.hint}")
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:  # e.g. `gov log KEY | head`: the reader left, not a crash
             sys.stderr.close()

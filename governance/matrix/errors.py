@@ -24,7 +24,10 @@ class MatrixError(FindingsError):
     def __init__(self, violations: Sequence[Violation], hint: str = "") -> None:
         if not violations:
             raise ValueError("MatrixError needs at least one violation")
-        super().__init__(violations[0].message, list(violations), hint or violations[0].hint)
+        # The findings carry the messages; the error itself only summarises,
+        # so a reporter that prints both never says the same thing twice.
+        what = "1 finding" if len(violations) == 1 else f"{len(violations)} findings"
+        super().__init__(f"matrix: {what}", list(violations), hint or violations[0].hint)
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
