@@ -109,14 +109,30 @@ def require_corpus() -> Path:
     return CORPUS
 
 
-@pytest.fixture(scope="session")
-def corpus_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A clone of the InferenceX corpus with every PR branch local."""
+def clone_corpus(tmp_path_factory: pytest.TempPathFactory, name: str = "corpus") -> Path:
+    """A fresh clone of the InferenceX corpus with every PR branch local."""
     corpus = require_corpus()
-    target = tmp_path_factory.mktemp("corpus") / "inferencex"
+    target = tmp_path_factory.mktemp(name) / "inferencex"
     git(target.parent, "clone", "-q", str(corpus / "inferencex.bundle"), str(target))
     git(target, "fetch", "-q", "--update-head-ok", "origin", "+refs/heads/*:refs/heads/*")
     return target
+
+
+def writable_corpus_clone(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A private clone for tests that write (prepare-merge leaves scratch refs,
+    its journal and forge records), with an identity and HEAD detached, so
+    prepare-merge has no branch to step off and back on."""
+    target = clone_corpus(tmp_path_factory, name)
+    for key, value in (("user.name", "gov tests"), ("user.email", "tests@gov.invalid")):
+        git(target, "config", key, value)
+    git(target, "checkout", "-q", "--detach")
+    return target
+
+
+@pytest.fixture(scope="session")
+def corpus_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone of the InferenceX corpus with every PR branch local (read only)."""
+    return clone_corpus(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

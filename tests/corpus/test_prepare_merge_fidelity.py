@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,7 @@ from governance.gitrepo import GitRepo
 from governance.merging.prepare import PrepareOptions, prepare_merge
 from governance.merging.report import MergeReport
 from governance.settings import Settings
-from tests.conftest import CORPUS, GIT_ENV, require_corpus
+from tests.conftest import CORPUS, require_corpus, writable_corpus_clone
 
 GOLDEN = CORPUS / "goldens" / "rules" / "pr-branches.jsonl"
 CHANGELOG = "perf-changelog.yaml"
@@ -51,27 +49,12 @@ pytestmark = pytest.mark.corpus
 
 
 @pytest.fixture(scope="module")
-def clone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A private clone: prepare-merge writes scratch refs and forge records."""
-    corpus = require_corpus()
+    require_corpus()
     if not GOLDEN.is_file():
         pytest.skip(f"golden file missing: {GOLDEN}")
-    target = tmp_path_factory.mktemp("prepare-corpus") / "inferencex"
-    env = {"PATH": "/usr/bin:/bin", **GIT_ENV, "HOME": str(target.parent)}
-    subprocess.run(
-        ["git", "clone", "-q", str(corpus / "inferencex.bundle"), str(target)], check=True, env=env
-    )
-    subprocess.run(
-        ["git", "-C", str(target), "fetch", "-q", "--update-head-ok", "origin",
-         "+refs/heads/*:refs/heads/*"],
-        check=True,
-        env=env,
-    )  # fmt: skip
-    for key, value in (("user.name", "gov tests"), ("user.email", "tests@gov.invalid")):
-        subprocess.run(["git", "-C", str(target), "config", key, value], check=True)
-    # HEAD on no branch: prepare-merge then has no branch to step off and back on.
-    subprocess.run(["git", "-C", str(target), "checkout", "-q", "--detach"], check=True)
-    yield target
+    return writable_corpus_clone(tmp_path_factory, "prepare-corpus")
 
 
 def classify(golden: dict[str, Any], report: MergeReport, data: bytes | None, head: bytes) -> str:

@@ -37,7 +37,6 @@ import json
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -56,7 +55,7 @@ from governance.sweeps.ledger import Ledger
 from governance.sweeps.local import LocalLauncher
 from governance.sweeps.naming import ScriptResolver
 from governance.sweeps.rows import conc_label, plan_rows
-from tests.conftest import GIT_ENV, GOLDENS, require_corpus
+from tests.conftest import GOLDENS, require_corpus, writable_corpus_clone
 
 pytestmark = pytest.mark.corpus
 
@@ -102,26 +101,11 @@ TRIVIAL = (
 
 
 @pytest.fixture(scope="module")
-def clone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A private clone (not the shared `corpus_clone`): prepare-merge writes
     scratch refs, its journal and temporary worktrees into it."""
-    corpus = require_corpus()
-    target = tmp_path_factory.mktemp("reuse-corpus") / "inferencex"
-    env = {"PATH": "/usr/bin:/bin", **GIT_ENV, "HOME": str(target.parent)}
-    subprocess.run(
-        ["git", "clone", "-q", str(corpus / "inferencex.bundle"), str(target)], check=True, env=env
-    )
-    subprocess.run(
-        ["git", "-C", str(target), "fetch", "-q", "--update-head-ok", "origin",
-         "+refs/heads/*:refs/heads/*"],
-        check=True,
-        env=env,
-    )  # fmt: skip
-    for key, value in (("user.name", "gov tests"), ("user.email", "tests@gov.invalid")):
-        subprocess.run(["git", "-C", str(target), "config", key, value], check=True)
-    # HEAD on no branch: prepare-merge then has no branch to step off and back on.
-    subprocess.run(["git", "-C", str(target), "checkout", "-q", "--detach"], check=True)
-    yield target
+    require_corpus()
+    return writable_corpus_clone(tmp_path_factory, "reuse-corpus")
 
 
 def _git(clone: Path, *args: str) -> str:
