@@ -41,12 +41,17 @@ class OutWorker(_Out):
     additional_settings: list[str] = Field(default_factory=list)
 
 
-class SingleNodeRow(_Out):
+class _RowHead(_Out):
+    """The fields every row starts with, in this order."""
+
     image: str
     model: str
     model_prefix: str
     precision: str
     framework: str
+
+
+class SingleNodeRow(_RowHead):
     spec_decoding: str
     runner: str
     isl: int
@@ -67,12 +72,7 @@ class SingleNodeRow(_Out):
     recipe_fingerprint: str | None = None
 
 
-class MultiNodeRow(_Out):
-    image: str
-    model: str
-    model_prefix: str
-    precision: str
-    framework: str
+class MultiNodeRow(_RowHead):
     spec_decoding: str
     runner: str
     isl: int
@@ -92,12 +92,7 @@ class MultiNodeRow(_Out):
     recipe_fingerprint: str | None = None
 
 
-class AgenticRow(_Out):
-    image: str
-    model: str
-    model_prefix: str
-    precision: str
-    framework: str
+class AgenticRow(_RowHead):
     runner: str
     tp: int
     pp: int
@@ -119,12 +114,7 @@ class AgenticRow(_Out):
     recipe_fingerprint: str | None = None
 
 
-class MultiNodeAgenticRow(_Out):
-    image: str
-    model: str
-    model_prefix: str
-    precision: str
-    framework: str
+class MultiNodeAgenticRow(_RowHead):
     spec_decoding: str
     runner: str
     prefill: OutWorker
