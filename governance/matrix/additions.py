@@ -1,20 +1,25 @@
 """Spec 7.2: the changelog entries a change appends, read from the `+` lines
 of `git diff base head -- perf-changelog.yaml`, parsed and validated, with
-positions mapped back to lines of the changelog file."""
+positions mapped back to lines of the changelog file; and 7.3: the config keys
+they name, resolved against a catalog."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from governance import yamlsafe
+from governance.changelog.keys import resolve_keys, unresolved_violation
 from governance.diagnostics import Violation
 from governance.matrix.errors import MatrixError, violation
 from governance.matrix.model import SweepEntry
+
+if TYPE_CHECKING:
+    from governance.matrix.catalog import Catalog
 
 CHANGELOG_FILE = "perf-changelog.yaml"
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,\d+)? @@")
@@ -164,3 +169,23 @@ def validate_entries(raw_entries: Sequence[Any], where: Where) -> list[SweepEntr
     if problems:
         raise MatrixError(problems)
     return entries
+
+
+# -- 7.3 key resolution of the appended entries ------------------------------------
+
+
+def resolve_entry_keys(
+    raw: Any, patterns: Sequence[str], catalog: Catalog, where: Where
+) -> tuple[list[str], list[Violation]]:
+    """An entry's patterns -> exact keys, with violations located at the
+    patterns that match nothing (the shared resolver of `changelog.keys`)."""
+    known = catalog.keys
+    keys, unmatched = resolve_keys(patterns, known)
+    patterns_node = raw.get("config-keys") if isinstance(raw, Mapping) else None
+    problems = []
+    for index in unmatched:
+        path, line, column = where(node_position(patterns_node, index=index))
+        problems.append(
+            unresolved_violation(patterns[index], known, catalog.files_label, path, line, column)
+        )
+    return keys, problems

@@ -23,15 +23,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from governance.changelog.keys import resolve_keys, unresolved_violation, wildcard_matches
+from governance.changelog.keys import wildcard_matches
 from governance.diagnostics import Violation
 from governance.matrix.additions import (
     CHANGELOG_FILE,
     Additions,
     Where,
     changelog_additions,
-    node_position,
     parse_additions,
+    resolve_entry_keys,
     validate_entries,
 )
 from governance.matrix.append_only import CURVE_IGNORE, append_only_delta, append_only_scope
@@ -64,26 +64,6 @@ class PlanOptions:
 class PlanResult:
     document: dict[str, Any]  # exactly the reference processor's output shape
     warnings: list[Violation] = field(default_factory=list)
-
-
-# -- 7.3 key resolution -----------------------------------------------------------
-
-
-def resolve_entry_keys(
-    raw: Any, patterns: Sequence[str], catalog: Catalog, where: Where
-) -> tuple[list[str], list[Violation]]:
-    """An entry's patterns -> exact keys, with violations located at the
-    patterns that match nothing (the shared resolver of `changelog.keys`)."""
-    known = catalog.keys
-    keys, unmatched = resolve_keys(patterns, known)
-    patterns_node = raw.get("config-keys") if isinstance(raw, Mapping) else None
-    problems = []
-    for index in unmatched:
-        path, line, column = where(node_position(patterns_node, index=index))
-        problems.append(
-            unresolved_violation(patterns[index], known, catalog.files_label, path, line, column)
-        )
-    return keys, problems
 
 
 def plan_violations(
