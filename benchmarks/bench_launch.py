@@ -32,15 +32,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from governance.gitrepo import GitRepo  # noqa: E402
+from governance.git.repo import GitRepo  # noqa: E402
 from governance.matrix.expand import EvalMode, generate  # noqa: E402
 from governance.matrix.plan import PlanOptions, assemble, normalise_row, recipe_fingerprint  # noqa: E402
 from governance.matrix.sources import catalog_at  # noqa: E402
-from governance.sweeps.launch import launch_rows, load_plan, resolve_rows  # noqa: E402
+from governance.sweeps.dispatch import launch_rows, load_plan, resolve_rows  # noqa: E402
+from governance.sweeps.identity import plan_rows  # noqa: E402
 from governance.sweeps.ledger import Ledger  # noqa: E402
-from governance.sweeps.local import LocalLauncher  # noqa: E402
+from governance.sweeps.local_launcher import LocalLauncher  # noqa: E402
 from governance.sweeps.naming import ScriptResolver  # noqa: E402
-from governance.sweeps.rows import plan_rows  # noqa: E402
 
 BUNDLE = ROOT / ".." / "shared" / "corpus" / "inferencex.bundle"
 GOV = Path(sys.executable).parent / "gov"

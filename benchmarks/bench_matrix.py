@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from governance.gitrepo import GitRepo  # noqa: E402
-from governance.matrix.cache import BlockCache  # noqa: E402
+from governance.core.blockcache import BlockCache  # noqa: E402
+from governance.git.repo import GitRepo  # noqa: E402
 from governance.matrix.expand import EvalMode, generate  # noqa: E402
 from governance.matrix.sources import catalog_at, plan_between  # noqa: E402
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from governance.changelog.rules import CheckMode
-from governance.checking import CheckOptions, CheckResult, HeadSource, run_check
-from governance.diagnostics import Violation
-from governance.gitrepo import GitRepo
-from governance.settings import load_settings
+from governance.check.service import CheckOptions, CheckResult, HeadSource, run_check
+from governance.core.diagnostics import Violation
+from governance.core.settings import load_settings
+from governance.git.repo import GitRepo
 from tests.conftest import Repo
 from tests.test_cli import run
 

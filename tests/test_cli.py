@@ -284,7 +284,7 @@ def test_the_command_line_starts_without_the_heavy_engines() -> None:
     import sys
 
     probe = (
-        "import sys, governance.cli; "
+        "import sys, governance.cli.app; "
         "print(' '.join(m for m in ('git', 'ruamel.yaml', 'pydantic', 'httpx', 'sqlite3', "
         "'governance.matrix', 'governance.changelog.document', 'governance.sweeps.ledger') "
         "if m in sys.modules))"

@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governance.driver import (
+from governance.git.repo import GitRepo
+from governance.merge.driver import (
     MainSide,
     attributes_line,
     driver_command,
     run_driver,
     write_atomically,
 )
-from governance.gitrepo import GitRepo
 from tests.changelog.test_edit import BASE, POLICY, entry, link, log
 from tests.conftest import GIT_ENV, Repo, git
 

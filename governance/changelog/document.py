@@ -16,9 +16,9 @@ from functools import lru_cache
 from typing import Any
 
 from governance.changelog.entry_schema import schema_violations
-from governance.codes import violation
-from governance.diagnostics import Violation, line_col
-from governance.yamlsafe import YamlLoadError, load
+from governance.core.codes import violation
+from governance.core.diagnostics import Violation, line_col
+from governance.core.yamlsafe import YamlLoadError, load
 
 MAX_CHANGELOG_BYTES = 16 * 1024 * 1024
 ENTRY_START = re.compile(rb"^- config-keys:[^\r\n]*\n", re.MULTILINE)

@@ -21,8 +21,8 @@ from governance.changelog.links import LinkPolicy, link_text
 from governance.changelog.positions import value_position
 from governance.changelog.rules import CheckMode, check
 from governance.changelog.splice import LinkEdit, LinkRewrite, apply_edits, link_edit
-from governance.codes import code_for, violation
-from governance.diagnostics import Violation
+from governance.core.codes import code_for, violation
+from governance.core.diagnostics import Violation
 
 DEFAULT_PATH = "perf-changelog.yaml"
 

@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from governance.changelog.model import FIELD_ALIASES, ChangelogEntry
 from governance.changelog.positions import locate
-from governance.codes import violation
-from governance.diagnostics import Violation
+from governance.core.codes import violation
+from governance.core.diagnostics import Violation
 
 if TYPE_CHECKING:
     from governance.changelog.document import Changelog, Entry

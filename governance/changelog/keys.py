@@ -14,8 +14,8 @@ from functools import lru_cache
 
 from governance.changelog.document import Changelog, Entry
 from governance.changelog.positions import locate
-from governance.codes import violation
-from governance.diagnostics import Violation
+from governance.core.codes import violation
+from governance.core.diagnostics import Violation
 
 
 @lru_cache(maxsize=1024)

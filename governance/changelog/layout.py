@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from governance.changelog.document import ENTRY_START, Changelog, Entry
-from governance.codes import violation
-from governance.diagnostics import Violation, line_col
+from governance.core.codes import violation
+from governance.core.diagnostics import Violation, line_col
 
 # -- §6 byte regimes --------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from governance.yamlsafe import YamlLoadError, load, position
+from governance.core.yamlsafe import YamlLoadError, load, position
 
 if TYPE_CHECKING:
     from governance.changelog.document import Changelog, Entry

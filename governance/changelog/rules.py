@@ -24,8 +24,8 @@ from governance.changelog.layout import appended_whitespace, byte_rules
 from governance.changelog.links import LinkKind, LinkPolicy, link_text
 from governance.changelog.model import FIELD_ALIASES
 from governance.changelog.positions import locate, value_position
-from governance.codes import violation
-from governance.diagnostics import Violation
+from governance.core.codes import violation
+from governance.core.diagnostics import Violation
 
 
 class Mode(StrEnum):

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from governance.changelog.document import Changelog, Entry
-from governance.codes import code_for, violation
-from governance.diagnostics import Violation, line_col
-from governance.yamlsafe import compose
+from governance.core.codes import code_for, violation
+from governance.core.diagnostics import Violation, line_col
+from governance.core.yamlsafe import compose
 
 
 @dataclass(frozen=True, slots=True)

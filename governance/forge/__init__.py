@@ -22,7 +22,7 @@ from governance.forge.base import (
     MergeResult,
     PullRequest,
 )
-from governance.gitrepo import GitRepo
+from governance.git.repo import GitRepo
 
 __all__ = [
     "CheckRun",

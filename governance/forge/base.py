@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from governance.diagnostics import EXIT_FINDINGS, GovError
+from governance.core.diagnostics import EXIT_FINDINGS, GovError
 
 PullState = Literal["open", "closed", "merged"]
 

@@ -26,7 +26,7 @@ from governance.forge.base import (
     PullState,
 )
 from governance.forge.localdb import ForgeDatabase
-from governance.gitrepo import GitRepo
+from governance.git.repo import GitRepo
 
 CHECK_CONCLUSIONS = frozenset(
     {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"}

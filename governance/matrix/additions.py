@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from governance import yamlsafe
 from governance.changelog.keys import resolve_keys, unresolved_violation
-from governance.diagnostics import Violation
+from governance.core import yamlsafe
+from governance.core.diagnostics import Violation
 from governance.matrix.errors import MatrixError, violation
 from governance.matrix.model import SweepEntry
 

@@ -20,10 +20,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from governance import yamlsafe
 from governance.changelog.keys import resolve_pattern
-from governance.diagnostics import Violation
-from governance.matrix.cache import BlockCache
+from governance.core import yamlsafe
+from governance.core.blockcache import BlockCache
+from governance.core.diagnostics import Violation
 from governance.matrix.errors import MatrixError, did_you_mean, violation
 from governance.matrix.locate import (
     Locator,

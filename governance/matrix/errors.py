@@ -1,5 +1,5 @@
 """The exception that carries the matrix engine's violations (codes GOV5xx
-live in governance.codes with every other rule).
+live in governance.core.codes with every other rule).
 
 Every failure of the matrix engine is a list of located `Violation`s; the
 exception only bundles them so pure functions can stop early. The first
@@ -12,8 +12,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 
-from governance.codes import violation
-from governance.diagnostics import FindingsError, Violation
+from governance.core.codes import violation
+from governance.core.diagnostics import FindingsError, Violation
 
 __all__ = ["MatrixError", "did_you_mean", "violation"]
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from governance import yamlsafe
-from governance.diagnostics import Violation
+from governance.core import yamlsafe
+from governance.core.diagnostics import Violation
 from governance.matrix.errors import did_you_mean, violation
 
 

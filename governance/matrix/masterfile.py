@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from governance import yamlsafe
-from governance.diagnostics import Violation
+from governance.core import yamlsafe
+from governance.core.diagnostics import Violation
 from governance.matrix.errors import violation
 from governance.matrix.locate import key_position, round_trip
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from governance.changelog.keys import wildcard_matches
-from governance.diagnostics import Violation
+from governance.core.diagnostics import Violation
 from governance.matrix.additions import (
     CHANGELOG_FILE,
     Additions,
@@ -39,7 +39,7 @@ from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError, violation
 from governance.matrix.expand import EvalMode, Filters, generate, seq_len_name
 from governance.matrix.model import AGENTIC, SCENARIO_KINDS, SweepEntry
-from governance.matrix.rows import AgenticRow, MultiNodeAgenticRow, MultiNodeRow, SingleNodeRow
+from governance.matrix.output import AgenticRow, MultiNodeAgenticRow, MultiNodeRow, SingleNodeRow
 
 # Buckets the CI job families run; rows elsewhere would never be benchmarked.
 DEFAULT_RUN_BUCKETS = ("1k1k", "8k1k", "agentic")

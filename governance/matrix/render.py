@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from governance.diagnostics import Violation
+from governance.core.diagnostics import Violation
 from governance.matrix.plan import PlanResult
 
 COLUMNS = ("config", "runner", "framework", "prec", "seq", "parallelism", "spec", "conc", "eval")

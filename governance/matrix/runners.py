@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from governance import yamlsafe
-from governance.diagnostics import Violation
+from governance.core import yamlsafe
+from governance.core.diagnostics import Violation
 from governance.matrix.errors import violation
 from governance.matrix.locate import pydantic_violations, round_trip, schema_fields, tree_locator
 from governance.matrix.masterfile import SourceFile

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from governance.gitrepo import GitRepo
+from governance.core.blockcache import BlockCache
+from governance.git.repo import GitRepo
 from governance.matrix.additions import CHANGELOG_FILE
-from governance.matrix.cache import BlockCache
 from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog
 from governance.matrix.expand import EvalMode, Filters, generate
 from governance.matrix.masterfile import SourceFile

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from governance.atomic import write_atomically
+from governance.core.atomic import write_atomically
+from governance.sweeps.identity import PlanRow, RowError, checked_fingerprint, conc_label, job_key
+from governance.sweeps.identity import safe_token as token
 from governance.sweeps.launcher import LaunchJob
-from governance.sweeps.rows import PlanRow, RowError, checked_fingerprint, conc_label, job_key
-from governance.sweeps.rows import safe_token as token
 
 ROW_JSON_NAME = "gov-row.json"
 DEFAULT_TIMEOUT_SECONDS = 500 * 60  # the reference's single-node job timeout

@@ -9,13 +9,16 @@ the local launcher and the Slurm launcher cannot drift apart on those rules.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+from governance.core.diagnostics import UsageError
 
 # What both launchers hand a script besides the row's own variables: enough
 # to find tools and credentials, nothing else of the submitting shell.
@@ -83,3 +86,35 @@ class Launcher(Protocol):
         parallel: int,
         on_event: Callable[[JobEvent], None] | None = None,
     ) -> list[JobOutcome]: ...
+
+
+# Launchers by name. Only the chosen one is imported (Slurm code and its
+# dependencies stay out of a local run).
+LAUNCHERS = {
+    "local": "governance.sweeps.local_launcher:LocalLauncher",
+    "slurm": "governance.sweeps.slurm_launcher:SlurmLauncher",
+}
+
+
+def get_launcher(name: str, settings: Any = None, results: Path | None = None) -> Launcher:
+    """Instantiate launcher `name`; a class may offer
+    `from_settings(settings, results)` (`results`: the sweep results folder,
+    beside which a launcher keeps its own working files)."""
+    target = LAUNCHERS.get(name)
+    if target is None:
+        raise UsageError(f"unknown launcher {name!r}", "known: " + ", ".join(sorted(LAUNCHERS)))
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        cls = getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(
+            f"launcher {name!r} is not available: {exc}",
+            "use --launcher local, or install the launcher's module",
+        ) from exc
+    try:
+        factory = getattr(cls, "from_settings", None)
+        launcher = factory(settings, results) if callable(factory) else cls()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise UsageError(f"launcher {name!r} cannot start: {exc}", "check its settings") from exc
+    return launcher

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from governance.diagnostics import UsageError
+from governance.core.diagnostics import UsageError
 from governance.sweeps.reuse import RunRecord
 
 SCHEMA_VERSION = 1

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from governance.sweeps.rows import PlanRow, RowError, safe_token
+from governance.sweeps.identity import PlanRow, RowError, safe_token
 
 _BASE = "{node}/{scenario}/{model}_{precision}_{hw}"
 _MTP = "{spec=mtp:_mtp}"

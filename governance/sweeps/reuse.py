@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from governance.sweeps.rows import PlanRow, conc_label, job_key, slot
+from governance.sweeps.identity import PlanRow, conc_label, job_key, slot
 
 
 class ReuseMode(StrEnum):

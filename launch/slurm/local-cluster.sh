@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A single-node Slurm cluster on this machine, for CI and local testing of the
-# Slurm launcher (governance/sweeps/slurm.py).
+# Slurm launcher (governance/sweeps/slurm_launcher.py).
 #
 #   launch/slurm/local-cluster.sh start    bring it up (idempotent), wait until the node is idle
 #   launch/slurm/local-cluster.sh stop     stop the daemons this script started

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from governance.changelog.conflict import merge_driver, resolve_conflict
 from governance.changelog.edit import (
     DroppedEntry,
     EditResult,
@@ -13,9 +14,8 @@ from governance.changelog.edit import (
     canonicalize,
 )
 from governance.changelog.links import LinkPolicy
-from governance.changelog.resolve import merge_driver, resolve_conflict
 from governance.changelog.rules import CheckMode, check
-from governance.codes import code_for
+from governance.core.codes import code_for
 
 POLICY = LinkPolicy()
 PR = 4242

@@ -31,11 +31,11 @@ from typing import Any
 
 import pytest
 
+from governance.changelog.conflict import resolve_conflict
 from governance.changelog.edit import EditResult, canonicalize
 from governance.changelog.links import LinkPolicy
-from governance.changelog.resolve import resolve_conflict
-from governance.codes import STRICTER_CODES
-from governance.diagnostics import Violation
+from governance.core.codes import STRICTER_CODES
+from governance.core.diagnostics import Violation
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 GOLDEN = CORPUS / "goldens" / "rules" / "pr-branches.jsonl"

@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
-from governance.codes import STRICTER_CODES
+from governance.core.codes import STRICTER_CODES
+from governance.core.settings import Settings
 from governance.forge.local import LocalForge
-from governance.gitrepo import GitRepo
-from governance.merging.prepare import PrepareOptions, prepare_merge
-from governance.merging.report import MergeReport
-from governance.settings import Settings
+from governance.git.repo import GitRepo
+from governance.merge.prepare import PrepareOptions, prepare_merge
+from governance.merge.report import MergeReport
 from tests.conftest import CORPUS, require_corpus, writable_corpus_clone
 
 GOLDEN = CORPUS / "goldens" / "rules" / "pr-branches.jsonl"

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from governance.audit import audit, changelog_commits
 from governance.changelog.links import LinkPolicy
 from governance.changelog.rules import CheckMode, Verdict, check
-from governance.codes import STRICTER_CODES
-from governance.gitrepo import GitRepo
-from governance.settings import Settings
+from governance.check.audit import audit, changelog_commits
+from governance.core.codes import STRICTER_CODES
+from governance.core.settings import Settings
+from governance.git.repo import GitRepo
 
 pytestmark = pytest.mark.corpus
 

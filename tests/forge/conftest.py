@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from governance.gitrepo import GitRepo, strip_leaked_git_env
+from governance.git.repo import GitRepo, strip_leaked_git_env
 
 
 def git(cwd: Path, *args: str, input: str | None = None, index: Path | None = None) -> str:

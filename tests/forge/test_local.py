@@ -18,7 +18,7 @@ from governance.forge.base import (
 )
 from governance.forge.local import LocalForge, pr_list, pr_open, pr_show
 from governance.forge.render import render_pull, render_pull_list
-from governance.gitrepo import GitRepo
+from governance.git.repo import GitRepo
 
 from .conftest import Sandbox
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from governance.matrix.cache import BlockCache
+from governance.core.blockcache import BlockCache
 from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog
 from governance.matrix.masterfile import SourceFile
 

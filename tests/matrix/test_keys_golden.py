@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from governance import yamlsafe
+from governance.core import yamlsafe
 from governance.matrix.catalog import MASTER_FILES, Catalog, SourceFile
 from governance.matrix.expand import EvalMode, generate
 

@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from governance import yamlsafe
-from governance.diagnostics import Violation
+from governance.core import yamlsafe
+from governance.core.blockcache import BlockCache
+from governance.core.diagnostics import Violation
 from governance.matrix.additions import Additions
-from governance.matrix.cache import BlockCache
 from governance.matrix.catalog import (
     AMD_MASTER,
     NVIDIA_MASTER,

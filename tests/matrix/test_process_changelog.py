@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from governance.gitrepo import GitRepo
-from governance.matrix.cache import BlockCache
+from governance.core.blockcache import BlockCache
+from governance.git.repo import GitRepo
 from governance.matrix.errors import MatrixError
 from governance.matrix.sources import plan_between
 

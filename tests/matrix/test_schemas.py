@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from governance.schemas import generators
+from governance.check.schemas import generators
 
 
 def json_schemas() -> dict[str, dict]:

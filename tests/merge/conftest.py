@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from governance.core.settings import Settings
 from governance.forge.local import LocalForge
-from governance.gitrepo import GitRepo
-from governance.merging.prepare import PrepareOptions, prepare_merge
-from governance.merging.report import MergeReport
-from governance.merging.steps import SweepHook
-from governance.settings import Settings
+from governance.git.repo import GitRepo
+from governance.merge.prepare import PrepareOptions, prepare_merge
+from governance.merge.report import MergeReport
+from governance.merge.steps import SweepHook
 from tests.conftest import GIT_ENV, Repo
 
 PR = 2194

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from governance.core.settings import Settings
 from governance.forge.base import PullRequest
-from governance.gitrepo import MergeTree
-from governance.merging import decisions
-from governance.settings import Settings
+from governance.git.repo import MergeTree
+from governance.merge import decisions
 
 PULL = PullRequest(7, "t", "open", "topic", "a" * 40, "main", labels=("full-sweep-enabled",))
 

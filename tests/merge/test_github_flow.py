@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 
+from governance.core.settings import Settings
 from governance.forge.github import GitHubForge
-from governance.gitrepo import GitRepo
-from governance.merging.prepare import PrepareOptions, prepare_merge
-from governance.settings import Settings
+from governance.git.repo import GitRepo
+from governance.merge.prepare import PrepareOptions, prepare_merge
 from tests.conftest import git
 from tests.merge.conftest import PR, Setup
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from governance.diagnostics import UsageError
-from governance.merging import journal as jr
+from governance.core.diagnostics import UsageError
+from governance.merge import journal as jr
 from tests.merge.conftest import Setup
 
 

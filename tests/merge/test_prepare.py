@@ -3,10 +3,10 @@ paths, idempotent reruns, dry runs, and the sweep seam."""
 
 from __future__ import annotations
 
-from governance.codes import violation
-from governance.merging.prepare import PrepareOptions, prepare_merge
-from governance.merging.steps import SweepOutcome, SweepRequest
-from governance.settings import Settings
+from governance.core.codes import violation
+from governance.core.settings import Settings
+from governance.merge.prepare import PrepareOptions, prepare_merge
+from governance.merge.steps import SweepOutcome, SweepRequest
 from tests.merge.conftest import BRINGUP, LINK, OTHER, PR, Setup
 
 CANONICAL = BRINGUP.replace("pr-link: XXX", f"pr-link: {LINK}{PR}").encode()

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from governance.core.settings import Settings
 from governance.forge.local import LocalForge
-from governance.gitrepo import GitRepo
-from governance.merging.prepare import PrepareOptions, prepare_merge
-from governance.merging.steps import SweepOutcome, SweepRequest
-from governance.settings import Settings
+from governance.git.repo import GitRepo
+from governance.merge.prepare import PrepareOptions, prepare_merge
+from governance.merge.steps import SweepOutcome, SweepRequest
 from tests.conftest import git
 from tests.merge.conftest import PR, Setup, identity
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from governance.merging.steps import SweepOutcome, SweepRequest
-from governance.settings import Settings
+from governance.core.settings import Settings
+from governance.merge.steps import SweepOutcome, SweepRequest
 from tests.merge.conftest import CHANGELOG, LINK, PR, Setup, append
 
 pytestmark = pytest.mark.usefixtures("pr_setup")

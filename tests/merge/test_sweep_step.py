@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from governance.gitrepo import GitRepo
+from governance.git.repo import GitRepo
 from governance.matrix.sources import plan_between
 from tests.conftest import Repo
 from tests.sweeps.test_cli_sweeps import append_entry, gov

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from governance.diagnostics import FindingsError
-from governance.gitrepo import GitRepo
+from governance.core.diagnostics import FindingsError
+from governance.core.settings import load_settings
+from governance.git.repo import GitRepo
 from governance.matrix.sources import plan_between
-from governance.settings import load_settings
-from governance.sweeps.aftermerge import sweep_after_merge
+from governance.merge.sweep_service import sweep_after_merge
 from governance.sweeps.ledger import Ledger
 from governance.sweeps.reuse import ReuseMode
 from tests.conftest import Repo

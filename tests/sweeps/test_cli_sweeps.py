@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from governance.diagnostics import UsageError
-from governance.sweeps import registry
+from governance.core.diagnostics import UsageError
+from governance.sweeps import launcher as launcher_module
 from tests.conftest import Repo
 from tests.sweeps.conftest import make_row, plan_of, write_script
 
@@ -128,9 +128,9 @@ def test_launcher_errors(
     plan.write_text(json.dumps(plan_of([make_row()])))
     run = gov(gov_exe, sweep_repo, "launch", "--plan", str(plan), "--launcher", "nope")
     assert run.returncode == 2 and "unknown launcher 'nope'" in run.stderr
-    monkeypatch.setitem(registry.LAUNCHERS, "gone", "governance.sweeps.not_there:Gone")
+    monkeypatch.setitem(launcher_module.LAUNCHERS, "gone", "governance.sweeps.not_there:Gone")
     with pytest.raises(UsageError, match="launcher 'gone' is not available"):
-        registry.get_launcher("gone")
+        launcher_module.get_launcher("gone")
 
 
 def test_bad_script_names_setting(sweep_repo: Repo, tmp_path: Path, gov_exe: str) -> None:
@@ -149,7 +149,7 @@ def test_runs_show_unknown(sweep_repo: Repo, gov_exe: str) -> None:
 def test_launch_on_the_local_slurm_cluster(sweep_repo: Repo, tmp_path: Path, gov_exe: str) -> None:
     """The same rows through `--launcher slurm`: one job array on the real
     single-node cluster that .ci/run starts; results and ledger as with local."""
-    from governance.sweeps.slurm import slurm_available
+    from governance.sweeps.slurm_launcher import slurm_available
 
     if (reason := slurm_available()) is not None:
         pytest.skip(f"no Slurm cluster: {reason}")

@@ -43,18 +43,18 @@ from typing import Any
 
 import pytest
 
+from governance.core.settings import Settings
 from governance.forge.local import LocalForge, pr_open
-from governance.gitrepo import GitRepo
+from governance.git.repo import GitRepo
 from governance.matrix.sources import default_cache, plan_between
-from governance.merging import journal as jr
-from governance.merging.prepare import PrepareOptions, prepare_merge
-from governance.merging.sweep import SweepAfterMerge, SweepOptions
-from governance.settings import Settings
-from governance.sweeps.launch import launch_rows, resolve_rows
+from governance.merge import journal as jr
+from governance.merge.prepare import PrepareOptions, prepare_merge
+from governance.merge.sweep_step import SweepAfterMerge, SweepOptions
+from governance.sweeps.dispatch import launch_rows, resolve_rows
+from governance.sweeps.identity import conc_label, plan_rows
 from governance.sweeps.ledger import Ledger
-from governance.sweeps.local import LocalLauncher
+from governance.sweeps.local_launcher import LocalLauncher
 from governance.sweeps.naming import ScriptResolver
-from governance.sweeps.rows import conc_label, plan_rows
 from tests.conftest import GOLDENS, require_corpus, writable_corpus_clone
 
 pytestmark = pytest.mark.corpus

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from governance.diagnostics import UsageError
+from governance.core.diagnostics import UsageError
 from governance.sweeps.ledger import Ledger, NewRun
 from tests.sweeps.conftest import fingerprint_of
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from governance.sweeps.launcher import JobEvent, JobStatus, LaunchJob
-from governance.sweeps.local import LocalLauncher
+from governance.sweeps.local_launcher import LocalLauncher
 from tests.conftest import Repo
 from tests.sweeps.conftest import make_row, plan_of, write_script
 

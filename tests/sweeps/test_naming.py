@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from governance.sweeps.identity import PlanRow
 from governance.sweeps.naming import (
     ScriptResolver,
     TemplateError,
@@ -13,7 +14,6 @@ from governance.sweeps.naming import (
     render,
     row_tokens,
 )
-from governance.sweeps.rows import PlanRow
 from tests.sweeps.conftest import make_row, write_script
 
 FIXED = "single_node/fixed_seq_len"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from governance.sweeps.identity import PlanRow, conc_label
 from governance.sweeps.reuse import Reason, ReuseMode, RunRecord, decide
-from governance.sweeps.rows import PlanRow, conc_label
 from tests.sweeps.conftest import fingerprint_of, make_row
 
 FPS = [fingerprint_of(str(i)) for i in range(4)]

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from governance.sweeps.launch import launch_rows, resolve_rows
+from governance.sweeps.dispatch import launch_rows, resolve_rows
+from governance.sweeps.identity import PlanRow, plan_rows
 from governance.sweeps.ledger import Ledger
-from governance.sweeps.local import LocalLauncher
+from governance.sweeps.local_launcher import LocalLauncher
 from governance.sweeps.naming import ScriptResolver
-from governance.sweeps.rows import PlanRow, plan_rows
 from tests.sweeps.conftest import SCRIPTS, make_row, plan_of, write_script
 
 HOSTILE = [

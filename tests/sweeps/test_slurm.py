@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from governance.sweeps.launcher import JobEvent, JobStatus, LaunchJob, script_argv
-from governance.sweeps.slurm import (
+from governance.sweeps.slurm_launcher import (
     WRAPPER,
     SlurmLauncher,
     slurm_available,

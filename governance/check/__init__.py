@@ -1,0 +1,8 @@
+"""Floor 4, the check service: what `gov check`, `gov audit` and `gov schema` do.
+
+* `service`        - `run_check`: read base and head, apply the rules, resolve keys, plan.
+* `audit`          - replay a branch's history through the check.
+* `render`         - findings as text, JSON, GitHub annotations and markdown.
+* `findings_cache` - the plan half of a check, cached by the bytes it judged.
+* `schemas`        - the JSON Schemas under `schemas/`, generated from the models.
+"""

@@ -1,0 +1,196 @@
+"""Render results as text, JSON, GitHub workflow commands and markdown.
+
+Renderers return strings; the CLI decides where they go.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+from governance.check.audit import AuditRow
+from governance.check.service import CheckResult
+from governance.core.diagnostics import Violation
+
+# GitHub shows at most 10 error annotations per step; more are dropped silently.
+GITHUB_ANNOTATION_LIMIT = 10
+
+
+def mode_label(result: CheckResult) -> str:
+    mode = result.verdict.mode
+    if mode.kind == "pr":
+        return f"PR mode, #{mode.pr}"
+    if mode.kind == "main":
+        return "main mode" + (f", expecting #{mode.pr}" if mode.pr else "")
+    return "draft mode"
+
+
+def excerpt(data: bytes, v: Violation) -> list[str]:
+    """The offending source line with a caret under the column."""
+    if not v.line:
+        return []
+    lines = data.split(b"\n")
+    if v.line > len(lines):
+        return []
+    text = lines[v.line - 1].decode("utf-8", "replace").replace("\t", " ").replace("\r", "␍")
+    gutter = f"{v.line:>6} | "
+    caret = " " * (len(gutter) - 2) + "| " + " " * max(v.column - 1, 0) + "^"
+    return [gutter + text, caret]
+
+
+def render_violation(v: Violation, data: bytes, *, label: str = "") -> str:
+    where = v.located() + (f" ({label})" if label else "")
+    out = [f"{where}: {v.code} {v.message}", *excerpt(data, v)]
+    if v.hint:
+        out.append(f"  hint: {v.hint}")
+    return "\n".join(out)
+
+
+def render_text(result: CheckResult) -> str:
+    verdict = result.verdict
+    blocks = []
+    for v in verdict.violations:
+        data = result.base_bytes if v.source == "base" else result.head_bytes
+        label = f"base, {result.base_label}" if v.source == "base" else ""
+        blocks.append(render_violation(v, data, label=label))
+    span = f"base {result.base_label} → head {result.head_label}"
+    if verdict.ok:
+        keys = f", {len(verdict.config_keys)} config key(s)" if verdict.config_keys else ""
+        summary = (
+            f"ok: {verdict.path}: {len(verdict.additions)} appended entr"
+            f"{'y' if len(verdict.additions) == 1 else 'ies'}, "
+            f"{len(verdict.corrections)} correction(s){keys} ({mode_label(result)}; {span})"
+        )
+    else:
+        n = len(verdict.violations)
+        summary = (
+            f"{n} violation{'s' if n != 1 else ''} in {verdict.path} ({mode_label(result)}; {span})"
+        )
+    return "\n\n".join([*blocks, summary]) + "\n"
+
+
+def result_dict(result: CheckResult) -> dict[str, object]:
+    verdict = result.verdict
+    return {
+        "ok": verdict.ok,
+        "mode": str(verdict.mode.kind),
+        "pr": verdict.mode.pr,
+        "base": result.base_label,
+        "head": result.head_label,
+        "additions": [
+            {
+                "index": e.index,
+                "line": e.line,
+                "config-keys": e.raw.get("config-keys"),
+                "pr-link": e.pr_link,
+            }
+            for e in verdict.additions
+        ],
+        "corrections": verdict.corrections,
+        "config_keys": verdict.config_keys,
+        "violations": [v.to_dict() for v in verdict.violations],
+    }
+
+
+def render_json(result: CheckResult) -> str:
+    return json.dumps(result_dict(result), indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotations(violations: Sequence[Violation]) -> list[str]:
+    lines = []
+    for v in violations[:GITHUB_ANNOTATION_LIMIT]:
+        props = [f"file={_escape_property(v.path)}"]
+        if v.line:
+            props.append(f"line={v.line}")
+        if v.column:
+            props.append(f"col={v.column}")
+        props.append(f"title={_escape_property(v.code + ' ' + v.rule)}")
+        message = v.message + (f"\nhint: {v.hint}" if v.hint else "")
+        lines.append(f"::error {','.join(props)}::{_escape_data(message)}")
+    hidden = len(violations) - GITHUB_ANNOTATION_LIMIT
+    if hidden > 0:
+        lines.append(
+            f"::notice title=gov::{hidden} more finding(s) than GitHub displays as "
+            "annotations; see the log below for all of them"
+        )
+    return lines
+
+
+def render_github(result: CheckResult) -> str:
+    annotations = github_annotations(result.verdict.violations)
+    return "\n".join([*annotations, render_text(result).rstrip("\n")]) + "\n"
+
+
+def render_markdown_summary(result: CheckResult) -> str:
+    verdict = result.verdict
+    head = "✅ changelog check passed" if verdict.ok else "❌ changelog check failed"
+    out = [
+        f"### {head}",
+        "",
+        f"`{verdict.path}`: {mode_label(result)}; base {result.base_label}, head {result.head_label}.",
+        "",
+    ]
+    if verdict.additions:
+        out += ["| entry | line | config keys | pr-link |", "|---|---|---|---|"]
+        for e in verdict.additions:
+            keys = ", ".join(f"`{k}`" for k in e.raw.get("config-keys") or [])
+            out.append(f"| {e.index} | {e.line} | {keys} | `{e.pr_link}` |")
+        out.append("")
+    if verdict.violations:
+        out += ["| code | where | problem | fix |", "|---|---|---|---|"]
+        for v in verdict.violations:
+            cells = [v.code, v.located(), v.message, v.hint]
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def render_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    rows = [[str(c) for c in row] for row in rows]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*headers), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*row) for row in rows]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def render_audit(rows: Iterable[AuditRow]) -> tuple[str, bool]:
+    """A table of the commits that fail either mode, then totals; and
+    whether any failed."""
+    table = []
+    checked = failed_main = failed_pr = 0
+    for row in rows:
+        checked += 1
+        pr_failed = row.pr_mode is not None and not row.pr_mode.ok
+        if row.main.ok and not pr_failed:
+            continue
+        failed_main += not row.main.ok
+        failed_pr += pr_failed
+        first = (row.main.violations or (row.pr_mode.violations if row.pr_mode else []))[0]
+        table.append(
+            [
+                row.commit[:10],
+                f"#{row.pr}" if row.pr else "-",
+                "ok" if row.main.ok else "FAIL",
+                "-" if row.pr_mode is None else ("ok" if row.pr_mode.ok else "FAIL"),
+                f"{first.code} {first.message[:70]}",
+            ]
+        )
+    text = (
+        render_table(["commit", "pr", "main", "pr-mode", "first finding"], table) if table else ""
+    )
+    text += (
+        f"{checked} changelog commits checked: {failed_main} fail main mode, "
+        f"{failed_pr} fail PR mode with their subject's number\n"
+    )
+    return text, bool(table)

@@ -1,0 +1,94 @@
+"""JSON Schemas generated from the pydantic models (written to `schemas/`).
+
+Editors pick them up through a first line such as
+`# yaml-language-server: $schema=schemas/perf-changelog.schema.json`.
+`gov schema --check` fails when a committed schema drifts from the models.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+
+def _changelog_schema() -> dict:
+    from governance.changelog.model import ChangelogEntry
+
+    entry = ChangelogEntry.model_json_schema(by_alias=True)
+    defs = entry.pop("$defs", {})
+    schema: dict = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "perf-changelog.yaml",
+        "description": "Append-only list of changes that affect benchmark results.",
+        "type": "array",
+        "items": {"$ref": "#/$defs/ChangelogEntry"},
+        "$defs": {**defs, "ChangelogEntry": entry},
+    }
+    return schema
+
+
+def _entry_schema() -> dict:
+    from governance.changelog.model import ChangelogEntry
+
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **ChangelogEntry.model_json_schema(by_alias=True),
+    }
+
+
+def _extra_schemas() -> dict[str, Callable[[], dict]]:
+    """Schemas of the matrix engine: master configs, runners, the plan document."""
+    from governance.matrix.model import (
+        MultiNodeMasterConfigEntry,
+        RunnerConfig,
+        SingleNodeMasterConfigEntry,
+    )
+    from governance.matrix.output import PlanDocument
+
+    models = {
+        "matrix-master-config-single-node.schema.json": SingleNodeMasterConfigEntry,
+        "matrix-master-config-multi-node.schema.json": MultiNodeMasterConfigEntry,
+        "matrix-runners.schema.json": RunnerConfig,
+        "matrix-plan.schema.json": PlanDocument,
+    }
+    return {
+        name: (lambda model=model: model.model_json_schema(by_alias=True))
+        for name, model in models.items()
+    }
+
+
+def generators() -> dict[str, Callable[[], dict]]:
+    return {
+        "perf-changelog.schema.json": _changelog_schema,
+        "changelog-entry.schema.json": _entry_schema,
+        **_extra_schemas(),
+    }
+
+
+def render(schema: dict) -> str:
+    return json.dumps(schema, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def write(directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, make in generators().items():
+        target = directory / name
+        text = render(make())
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            tmp = target.with_suffix(".tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(target)  # atomic: never a half-written schema
+            written.append(target)
+    return written
+
+
+def drift(directory: Path) -> list[str]:
+    """Names of schemas that are missing or differ from the models."""
+    stale = []
+    for name, make in generators().items():
+        target = directory / name
+        if not target.exists() or target.read_text(encoding="utf-8") != render(make()):
+            stale.append(name)
+    return stale

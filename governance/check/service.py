@@ -1,0 +1,210 @@
+"""The `gov check` service: read the two snapshots, run the rules, return data.
+
+The same function serves the three doors: the pre-commit hook (worktree or
+index bytes), CI (two refs and the PR number) and the merge tool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
+from governance.core.codes import violation
+from governance.core.diagnostics import UsageError, Violation
+from governance.core.settings import Settings
+from governance.git.repo import GitRepo
+
+if TYPE_CHECKING:  # the matrix engine is imported only when configs are checked
+    from governance.matrix.additions import Additions
+    from governance.matrix.catalog import Catalog
+
+
+class HeadSource(StrEnum):
+    REF = "ref"
+    WORKTREE = "worktree"
+    STAGED = "staged"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    mode: CheckMode
+    base_ref: str | None = None  # default: merge-base of HEAD with the main branch
+    head_ref: str | None = None  # default: HEAD
+    head_source: HeadSource = HeadSource.REF
+    configs: bool = True  # resolve config keys against the master configs at head
+    full: bool = False  # validate the whole base too, not only what head appends
+
+
+@dataclass(slots=True)
+class CheckResult:
+    verdict: Verdict
+    base_label: str  # e.g. "origin/main@1a2b3c4" or "merge-base 1a2b3c4"
+    head_label: str
+    base_bytes: bytes
+    head_bytes: bytes
+
+
+def resolve_base(repo: GitRepo, settings: Settings, base_ref: str | None) -> tuple[str, str]:
+    """(commit, label) of the base: the given ref, or the merge-base with main."""
+    if base_ref:
+        sha = repo.resolve(base_ref)
+        return sha, f"{base_ref}@{sha[:10]}"
+    main = repo.default_main_ref(settings.main_branch)
+    head = repo.resolve("HEAD")
+    sha = repo.merge_base(head, repo.resolve(main))
+    return sha, f"merge-base with {main} ({sha[:10]})"
+
+
+def read_head(
+    repo: GitRepo, settings: Settings, options: CheckOptions
+) -> tuple[bytes | None, str, str | None]:
+    """(bytes, label, commit) of the head snapshot; commit is None off-ref."""
+    path = settings.changelog
+    if options.head_source is HeadSource.WORKTREE:
+        return repo.read_worktree(path), "working tree", None
+    if options.head_source is HeadSource.STAGED:
+        return repo.read_staged(path), "index", None
+    ref = options.head_ref or "HEAD"
+    sha = repo.resolve(ref)
+    return repo.read_blob(sha, path), f"{ref}@{sha[:10]}", sha
+
+
+def config_sources(
+    repo: GitRepo, settings: Settings, source: HeadSource, commit: str | None
+) -> list[tuple[str, bytes | None]]:
+    """(path, bytes) of the master configs, then the runner file, as they are
+    in the snapshot being judged (a commit, the working tree or the index)."""
+    if source is HeadSource.REF and commit is not None:
+        read = lambda path: repo.read_blob(commit, path)  # noqa: E731
+    elif source is HeadSource.STAGED:
+        read = repo.read_staged
+    else:
+        read = repo.read_worktree
+    return [(path, read(path)) for path in (*settings.master_configs, settings.runners)]
+
+
+def catalog_of(repo: GitRepo, files: list[tuple[str, bytes | None]]) -> Catalog:
+    from governance.matrix import sources
+    from governance.matrix.catalog import Catalog
+    from governance.matrix.masterfile import SourceFile
+
+    *masters, runner = (SourceFile(path, data) for path, data in files)
+    return Catalog(masters, runner, cache=sources.default_cache(repo))
+
+
+def head_catalog(
+    repo: GitRepo, settings: Settings, source: HeadSource, commit: str | None
+) -> Catalog:
+    """The master configs and runner file of the head snapshot being judged."""
+    return catalog_of(repo, config_sources(repo, settings, source, commit))
+
+
+def known_keys(catalog: Catalog, settings: Settings) -> tuple[KnownKeys | None, list[Violation]]:
+    """The config keys to resolve against; a violation when no master exists."""
+    if catalog.keys or any(master.text for master in catalog.masters):
+        return KnownKeys(catalog.keys, catalog.files_label), []
+    return None, [
+        violation(
+            "GOV510",
+            "none of the master config files exist: " + ", ".join(settings.master_configs),
+            settings.changelog,
+            0,
+            0,
+            "set master-configs in [tool.gov], or pass --no-configs",
+        )
+    ]
+
+
+def appended_lines(head: bytes, first_line: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The appended entries as the `+` lines a diff would show, with their
+    line numbers (head extends base by appending, so the diff is exactly the
+    tail from `first_line`)."""
+    lines = tuple(head.decode("utf-8").splitlines()[first_line - 1 :])
+    return lines, tuple(range(first_line, first_line + len(lines)))
+
+
+def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> CheckResult:
+    path = settings.changelog
+    head_bytes, head_label, head_commit = read_head(repo, settings, options)
+    if head_bytes is None:
+        raise UsageError(
+            f"{path} does not exist in the {head_label}",
+            "run gov at the root of the benchmark repository, or set `changelog` in [tool.gov]",
+        )
+    base_commit, base_label = resolve_base(repo, settings, options.base_ref)
+    base_bytes = repo.read_blob(base_commit, path)
+    verdict = check(
+        base_bytes,
+        head_bytes,
+        settings.policy(),
+        options.mode,
+        path=path,
+        trust_base=not options.full,
+    )
+    if options.configs and verdict.additions:
+        verdict.config_keys, problems = plan_check(
+            repo, settings, options, head_bytes, head_commit, base_commit, verdict
+        )
+        verdict.violations += problems
+    return CheckResult(verdict, base_label, head_label, base_bytes or b"", head_bytes)
+
+
+def plan_check(
+    repo: GitRepo,
+    settings: Settings,
+    options: CheckOptions,
+    head_bytes: bytes,
+    head_commit: str | None,
+    base_commit: str,
+    verdict: Verdict,
+) -> tuple[list[str], list[Violation]]:
+    """Would `gov plan` accept what this change appends? The same resolver
+    and validation, so a change that passes check cannot fail its plan.
+    Answers are cached by their inputs' bytes (see `resultcache`)."""
+    from governance.check.findings_cache import FindingsCache, digest
+
+    head_files = config_sources(repo, settings, options.head_source, head_commit)
+    base_files = config_sources(repo, settings, HeadSource.REF, base_commit)
+    lines, numbers = appended_lines(head_bytes, verdict.additions[0].line)
+    key = digest(
+        [
+            settings.changelog,
+            str(verdict.ok),
+            str(numbers[0] if numbers else 0),
+            "\n".join(lines),
+            *(part for path, data in (*head_files, *base_files) for part in (path, data)),
+        ]
+    )
+    cache = FindingsCache(repo.git_dir / "gov" / "check-cache")
+    if (hit := cache.get(key)) is not None:
+        return hit
+    from governance.matrix.additions import Additions  # only on a miss: it is slow to import
+
+    additions = Additions(settings.changelog, lines, numbers)
+    keys, found = _plan_findings(repo, settings, head_files, base_files, additions, verdict)
+    cache.put(key, keys, found)
+    return keys, found
+
+
+def _plan_findings(
+    repo: GitRepo,
+    settings: Settings,
+    head_files: list[tuple[str, bytes | None]],
+    base_files: list[tuple[str, bytes | None]],
+    additions: Additions,
+    verdict: Verdict,
+) -> tuple[list[str], list[Violation]]:
+    from governance.matrix.plan import PlanOptions, plan_violations
+
+    head = catalog_of(repo, head_files)
+    known, missing = known_keys(head, settings)
+    if known is None:
+        return [], missing
+    options = PlanOptions(base_ref="base", head_ref="head", changelog_path=settings.changelog)
+    # Rows are generated only for changes that pass the changelog rules: a
+    # malformed entry would otherwise be reported twice (GOV2xx and GOV5xx).
+    return plan_violations(
+        additions, head, catalog_of(repo, base_files), options, generate=verdict.ok
+    )

@@ -1,0 +1,12 @@
+"""Floor 5, the command line: typer adapters only, registered in `app`.
+
+* `app`       - the `gov` application, the shared options and every registration.
+* `common`    - error handling, opening the repository, the output helper.
+* `check`     - `gov check`, `gov audit`, `gov schema`, `gov demo`, `gov version`.
+* `matrix`    - `gov matrix`, `gov plan`, `gov log`.
+* `merge`     - `gov prepare-merge`, `gov canonicalize`, `gov resolve-conflict`.
+* `driver`    - `gov merge-driver`, `gov install-merge-driver`.
+* `pr`        - `gov pr open|list|show|check` on the local forge.
+* `sweeps`    - `gov launch`, `gov runs list|show`.
+* `pre_commit`- the pre-commit hook's entry point (`gov-pre-commit`).
+"""

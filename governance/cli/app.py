@@ -1,0 +1,65 @@
+"""The `gov` application: global options and the registration of every command.
+
+Command modules hold plain functions and never import this module, so the
+registration below is the one place that says which command runs what.
+Heavy modules (gitpython, pydantic, ruamel.yaml) are imported inside the
+commands so that `gov --help` and the hook start fast. Exit codes: 0 clean,
+1 findings, 2 usage error, 3 internal error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from governance.cli import check, driver, matrix, merge, pr, sweeps
+from governance.cli.common import state
+
+app = typer.Typer(
+    name="gov",
+    help="Changelog-centric merge governance for performance-benchmark repositories.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+@app.callback()
+def main_options(
+    repo: Annotated[
+        Path, typer.Option("--repo", "-C", help="Run as if started in this directory.")
+    ] = Path("."),
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of crashes.")] = False,
+) -> None:
+    state.repo_path = repo
+    state.debug = debug
+
+
+# Every command, alphabetical within its family.
+app.command("check")(check.check)
+app.command("audit")(check.audit)
+app.command("schema")(check.schema)
+app.command("demo")(check.demo)
+app.command("version")(check.version)
+app.command("matrix")(matrix.matrix)
+app.command("plan")(matrix.plan)
+app.command("log")(matrix.log)
+app.command("canonicalize")(merge.canonicalize)
+app.command("resolve-conflict")(merge.resolve_conflict)
+app.command("prepare-merge")(merge.prepare_merge)
+app.command("merge-driver")(driver.merge_driver_command)
+app.command("install-merge-driver")(driver.install_merge_driver)
+app.command("launch")(sweeps.launch)
+app.add_typer(sweeps.runs_app, name="runs")
+app.add_typer(pr.pr_app, name="pr")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""`gov check`, `gov audit`, `gov schema`, `gov demo` and `gov version`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from governance.cli.common import err, guarded, open_repo
+from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
+
+
+class CheckFormat(StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
+
+
+@guarded
+def check(
+    base_ref: Annotated[
+        str | None,
+        typer.Option(help="Base revision (default: merge-base of HEAD with the main branch)."),
+    ] = None,
+    head_ref: Annotated[str | None, typer.Option(help="Head revision (default: HEAD).")] = None,
+    worktree: Annotated[
+        bool, typer.Option("--worktree", help="Read head from the working tree.")
+    ] = False,
+    staged: Annotated[bool, typer.Option("--staged", help="Read head from the index.")] = False,
+    pr: Annotated[
+        int | None, typer.Option("--pr", min=1, help="PR mode: the change is PR N.")
+    ] = None,
+    main: Annotated[
+        bool, typer.Option("--main", help="Main mode: appended links must be canonical.")
+    ] = False,
+    expect_pr: Annotated[
+        int | None, typer.Option("--expect-pr", min=1, help="With --main: links must name PR N.")
+    ] = None,
+    no_configs: Annotated[
+        bool, typer.Option("--no-configs", help="Do not resolve config keys.")
+    ] = False,
+    full: Annotated[bool, typer.Option("--full", help="Validate the whole base file too.")] = False,
+    output: Annotated[
+        CheckFormat, typer.Option("--format", help="Output format.")
+    ] = CheckFormat.text,
+    repository: Annotated[
+        str | None, typer.Option("--repository", help="ORG/NAME for canonical links.")
+    ] = None,
+    main_branch: Annotated[
+        str | None, typer.Option("--main-branch", help="Main branch name.")
+    ] = None,
+) -> None:
+    """Validate the changelog change between a base and a head."""
+    from governance.changelog.rules import CheckMode
+    from governance.check.render import (
+        render_github,
+        render_json,
+        render_markdown_summary,
+        render_text,
+    )
+    from governance.check.service import CheckOptions, HeadSource, run_check
+    from governance.core.diagnostics import UsageError
+
+    if worktree and staged:
+        raise UsageError(
+            "--worktree and --staged are exclusive", "pick where the head bytes come from"
+        )
+    if (worktree or staged) and head_ref:
+        raise UsageError(
+            "--head-ref cannot be combined with --worktree/--staged", "drop one of them"
+        )
+    if pr is not None and main:
+        raise UsageError(
+            "--pr and --main are exclusive", "PR mode checks a PR's change; main mode a landed one"
+        )
+    if expect_pr is not None and not main:
+        raise UsageError("--expect-pr needs --main", "in PR mode, --pr N already names the PR")
+    mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
+    source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
+    repo, settings = open_repo({"repository": repository, "main-branch": main_branch})
+    options = CheckOptions(mode, base_ref, head_ref, source, configs=not no_configs, full=full)
+    result = run_check(repo, settings, options)
+    if output is CheckFormat.json:
+        sys.stdout.write(render_json(result))
+    elif output is CheckFormat.github:
+        sys.stdout.write(render_github(result))
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(render_markdown_summary(result))
+    else:
+        sys.stdout.write(render_text(result))
+    raise typer.Exit(EXIT_OK if result.verdict.ok else EXIT_FINDINGS)
+
+
+class AuditFormat(StrEnum):
+    text = "text"
+    jsonl = "jsonl"
+
+
+@guarded
+def audit(
+    rev: Annotated[
+        str, typer.Argument(help="Revision whose first-parent history to replay.")
+    ] = "HEAD",
+    no_configs: Annotated[
+        bool, typer.Option("--no-configs", help="Do not resolve config keys.")
+    ] = False,
+    output: Annotated[
+        AuditFormat, typer.Option("--format", help="Output format.")
+    ] = AuditFormat.text,
+) -> None:
+    """Replay history: which commits broke the changelog rules?"""
+    import json
+
+    from governance.check.audit import audit as run_audit
+    from governance.check.audit import changelog_commits
+    from governance.check.render import render_audit
+
+    repo, settings = open_repo()
+    commits = changelog_commits(repo, settings, rev)
+    rows = run_audit(repo, settings, commits, configs=not no_configs)
+    if output is AuditFormat.jsonl:
+        for row in rows:
+            sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+        raise typer.Exit(EXIT_OK)
+    progress = (
+        typer.progressbar(rows, length=len(commits), label="auditing", file=sys.stderr)
+        if sys.stderr.isatty()
+        else contextlib.nullcontext(rows)
+    )
+    with progress as iterated:
+        text, failed = render_audit(iterated)
+    sys.stdout.write(text)
+    raise typer.Exit(EXIT_FINDINGS if failed else EXIT_OK)
+
+
+@guarded
+def schema(
+    write: Annotated[bool, typer.Option("--write", help="Write schemas/ from the models.")] = False,
+    check_: Annotated[bool, typer.Option("--check", help="Fail when schemas/ drifted.")] = False,
+    directory: Annotated[Path, typer.Option("--dir", help="Schema directory.")] = Path("schemas"),
+) -> None:
+    """Generate (or verify) the JSON Schemas under schemas/."""
+    from governance.check import schemas
+    from governance.core.diagnostics import UsageError
+
+    if write == check_:
+        raise UsageError("pass exactly one of --write or --check", "gov schema --write")
+    if write:
+        for path in schemas.write(directory):
+            sys.stdout.write(f"wrote {path}\n")
+        raise typer.Exit(EXIT_OK)
+    stale = schemas.drift(directory)
+    for name in stale:
+        err(f"{directory / name}: out of date with the models")
+    if stale:
+        err("  hint: run `gov schema --write` and commit the result")
+        raise typer.Exit(EXIT_FINDINGS)
+    sys.stdout.write(f"schemas in {directory} match the models\n")
+
+
+@guarded
+def demo() -> None:
+    """Run the quickstart on a throwaway copy of the shipped example repository."""
+    from governance.demo.walkthrough import run_demo
+
+    ok = run_demo(lambda text: sys.stdout.write(text.rstrip("\n") + "\n"))
+    raise typer.Exit(EXIT_OK if ok else EXIT_FINDINGS)
+
+
+def version() -> None:
+    """Print gov's version."""
+    from governance import __version__
+
+    sys.stdout.write(f"gov {__version__}\n")

@@ -1,0 +1,116 @@
+"""`gov matrix`, `gov plan` and `gov log`: the matrix engine's commands;
+registered in `governance.cli.app`."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from governance.cli.common import TextOrJson, guarded, open_repo
+from governance.core.diagnostics import EXIT_FINDINGS
+
+
+@guarded
+def matrix(
+    config_key: Annotated[
+        list[str], typer.Option("--config-key", help="Config key or glob (repeatable).")
+    ],
+    no_evals: Annotated[bool, typer.Option("--no-evals")] = False,
+    evals_only: Annotated[bool, typer.Option("--evals-only")] = False,
+    all_evals: Annotated[bool, typer.Option("--all-evals")] = False,
+    scenario_type: Annotated[list[str] | None, typer.Option("--scenario-type")] = None,
+    rev: Annotated[
+        str | None,
+        typer.Option("--rev", help="Read master configs at REV (default: working tree)."),
+    ] = None,
+    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.json,
+) -> None:
+    """The benchmark rows of the named configs (the reference generator's test-config)."""
+    from governance.core.diagnostics import UsageError
+    from governance.matrix import expand, render, sources
+
+    try:
+        mode = expand.eval_mode_from_flags(no_evals, evals_only, all_evals)
+    except ValueError as exc:
+        raise UsageError(str(exc), "pick one eval mode") from exc
+    repo, _settings = open_repo()
+    cache = sources.default_cache(repo)
+    catalog = (
+        sources.catalog_at(repo, rev, cache) if rev else sources.catalog_in_worktree(repo, cache)
+    )
+    rows = sources.matrix_rows(catalog, config_key, mode, scenario_type)
+    sys.stdout.write(
+        render.rows_json(rows) if output is TextOrJson.json else render.rows_text(rows)
+    )
+
+
+class PlanFormat(StrEnum):
+    json = "json"
+    text = "text"
+    markdown = "markdown"
+
+
+@guarded
+def plan(
+    base_ref: Annotated[str, typer.Option(help="Base revision.")],
+    head_ref: Annotated[str, typer.Option(help="Head revision.")] = "HEAD",
+    trim_conc: Annotated[bool, typer.Option("--trim-conc")] = False,
+    evals_only: Annotated[bool, typer.Option("--evals-only")] = False,
+    all_evals: Annotated[bool, typer.Option("--all-evals")] = False,
+    output: Annotated[PlanFormat, typer.Option("--format")] = PlanFormat.json,
+) -> None:
+    """The whole sweep a change triggers: appended entries -> bucketed rows."""
+    from governance.matrix import render, sources
+
+    repo, settings = open_repo()
+    result = sources.plan_between(
+        repo,
+        base_ref,
+        head_ref,
+        trim_conc=trim_conc,
+        evals_only=evals_only,
+        all_evals=all_evals,
+        changelog_path=settings.changelog,
+        cache=sources.default_cache(repo),
+    )
+    renderers = {
+        PlanFormat.json: render.plan_json,
+        PlanFormat.text: render.plan_text,
+        PlanFormat.markdown: render.plan_markdown,
+    }
+    sys.stdout.write(renderers[output](result))
+
+
+@guarded
+def log(
+    config_key: Annotated[str, typer.Argument(help="The config key whose history to show.")],
+    rev: Annotated[str, typer.Option("--rev")] = "HEAD",
+) -> None:
+    """Every changelog entry that named a config key, oldest first."""
+    from governance.core.diagnostics import UsageError
+    from governance.core.yamlsafe import YamlLoadError, load
+    from governance.matrix.plan import history
+
+    repo, settings = open_repo()
+    data = repo.read_blob(repo.resolve(rev), settings.changelog)
+    if data is None:
+        raise UsageError(f"{settings.changelog} does not exist at {rev}", "pass --rev")
+    try:
+        entries = load(data.decode("utf-8")) or []
+    except (YamlLoadError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"{settings.changelog} at {rev} does not parse: {exc}", "run gov check"
+        ) from exc
+    items = history(config_key, entries)
+    for item in items:
+        entry = item.entry
+        via = "" if item.patterns == (config_key,) else f"  (via {', '.join(item.patterns)})"
+        sys.stdout.write(f"entry {item.index + 1}: {entry.get('pr-link')}{via}\n")
+        for line in entry.get("description") or []:
+            sys.stdout.write(f"    {line}\n")
+    if not items:
+        sys.stdout.write(f"no changelog entry names {config_key}\n")
+        raise typer.Exit(EXIT_FINDINGS)

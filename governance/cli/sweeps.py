@@ -1,0 +1,177 @@
+"""`gov` commands for the sweeps area; registered on the app in `governance.cli.app`.
+
+`gov launch` runs a plan's rows through a launcher; `gov runs` reads the run
+ledger. Heavy imports stay inside the commands (the hook must start fast).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from governance.cli.common import TextOrJson, guarded, open_repo
+from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
+
+
+def _dry_run_text(resolved, scripts_root: Path) -> str:
+    lines = []
+    root = scripts_root.resolve()
+    for item in resolved:
+        if item.ok and item.script is not None:
+            try:
+                shown = item.script.relative_to(root)
+            except ValueError:
+                shown = item.script
+            lines.append(f"{item.row.where}  {item.key}  -> {shown}")
+        else:
+            lines.append(f"{item.row.where}  {item.key}  !! {item.code} {item.problem}")
+            for tried in item.tried:
+                lines.append(f"      tried {tried}")
+    ok = sum(1 for r in resolved if r.ok)
+    lines.append(f"{ok} of {len(resolved)} rows resolve to a script under {scripts_root}")
+    return "\n".join(lines) + "\n"
+
+
+@guarded
+def launch(
+    plan_file: Annotated[
+        Path, typer.Option("--plan", help="A plan document: what `gov plan --format json` prints.")
+    ],
+    launcher: Annotated[str, typer.Option("--launcher", help="local or slurm.")] = "local",
+    parallel: Annotated[int, typer.Option("--parallel", min=1, help="Rows at a time.")] = 1,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show each row's script (or why none); run nothing.")
+    ] = False,
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--only", help="Only rows whose fingerprint starts with this (repeatable)."),
+    ] = None,
+    pr: Annotated[int | None, typer.Option("--pr", min=1, help="Record the runs for PR N.")] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1, help="Seconds per row before it is killed.")
+    ] = 30000.0,
+) -> None:
+    """Run a plan's rows with their launch scripts and record them in the run ledger."""
+    from governance.core.diagnostics import FindingsError
+    from governance.sweeps.dispatch import (
+        Progress,
+        launch_rows,
+        load_plan,
+        problems,
+        resolve_rows,
+        resolver_for,
+        select_only,
+        sweep_paths,
+    )
+    from governance.sweeps.identity import plan_rows
+    from governance.sweeps.jobs import machine_name
+    from governance.sweeps.launcher import get_launcher
+    from governance.sweeps.ledger import Ledger
+
+    document = load_plan(plan_file)
+    repo, settings = open_repo()
+    paths = sweep_paths(repo.root, repo.git_dir, settings)
+    rows = select_only(plan_rows(document), only or [])
+    resolver = resolver_for(paths, settings)
+    resolved = resolve_rows(
+        rows,
+        resolver,
+        paths.results,
+        machine=machine_name(launcher),
+        timeout_seconds=timeout,
+        build=not dry_run,
+    )
+    if dry_run:
+        sys.stdout.write(_dry_run_text(resolved, paths.scripts))
+        raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
+    runner = get_launcher(launcher, settings, paths.results)
+    ready = sum(1 for r in resolved if r.ok)
+    with Ledger(paths.ledger) as ledger:
+        result = launch_rows(
+            resolved,
+            runner,
+            ledger,
+            commit=repo.head_sha(),
+            pr=pr,
+            parallel=parallel,
+            on_event=Progress(ready),
+        )
+    for outcome in result.outcomes:
+        detail = f"  ({outcome.detail})" if outcome.detail else ""
+        sys.stdout.write(
+            f"{outcome.status:<10} {outcome.job.key}  run {result.run_ids[outcome.job.key]}  "
+            f"{outcome.job.result_dir}{detail}\n"
+        )
+    sys.stdout.write(f"ledger: {paths.ledger}\n")
+    if result.interrupted:
+        raise KeyboardInterrupt
+    failed = [o for o in result.outcomes if str(o.status) != "succeeded"]
+    findings = problems(resolved)
+    if failed or findings:
+        from governance.core.codes import violation
+
+        findings += [
+            violation("GOV705", f"{o.job.key} {o.status}: {o.detail}", str(o.log_path))
+            for o in failed
+        ]
+        raise FindingsError(f"{len(findings)} of {len(resolved)} rows did not succeed", findings)
+
+
+runs_app = typer.Typer(
+    name="runs", help="The run ledger: what ran, where, with what result.", no_args_is_help=True
+)
+
+
+def _runs_out(runs, output: TextOrJson) -> None:
+    if output is TextOrJson.json:
+        sys.stdout.write(json.dumps([r.to_dict() for r in runs], indent=1) + "\n")
+        return
+    for r in runs:
+        pr = f"#{r.pr}" if r.pr else "-"
+        sys.stdout.write(
+            f"{r.id:>5} {r.status:<10} {r.job_key:<34} {r.commit_sha[:12]} {pr:<8} "
+            f"{r.launcher:<6} {r.ended_at}  {r.result_path}\n"
+        )
+
+
+@runs_app.command("list")
+@guarded
+def runs_list(
+    pr: Annotated[int | None, typer.Option("--pr", min=1, help="Only runs of PR N.")] = None,
+    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
+) -> None:
+    """Every recorded run, oldest first."""
+    from governance.sweeps.dispatch import sweep_paths
+    from governance.sweeps.ledger import Ledger
+
+    repo, settings = open_repo()
+    with Ledger(sweep_paths(repo.root, repo.git_dir, settings).ledger) as ledger:
+        _runs_out(ledger.runs(pr=pr), output)
+
+
+@runs_app.command("show")
+@guarded
+def runs_show(
+    fingerprint: Annotated[str, typer.Argument(help="A recipe fingerprint or its hex prefix.")],
+    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
+) -> None:
+    """The runs of one recipe (all concurrencies)."""
+    from governance.core.diagnostics import UsageError
+    from governance.sweeps.dispatch import HEX_PREFIX, sweep_paths
+    from governance.sweeps.ledger import Ledger
+
+    if not HEX_PREFIX.fullmatch(fingerprint.lower()):
+        raise UsageError(
+            f"{fingerprint!r} is not a hex fingerprint prefix", "e.g. gov runs show b5ed5309"
+        )
+    repo, settings = open_repo()
+    with Ledger(sweep_paths(repo.root, repo.git_dir, settings).ledger) as ledger:
+        runs = ledger.by_fingerprint(fingerprint)
+    _runs_out(runs, output)
+    if not runs:
+        sys.stderr.write(f"gov: no run of a recipe {fingerprint}… in the ledger\n")
+        raise typer.Exit(EXIT_FINDINGS)

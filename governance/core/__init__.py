@@ -1,0 +1,9 @@
+"""Floor 1, the core: what every other floor builds on. No git, no network, no CLI.
+
+* `diagnostics` - findings (`Violation`), `GovError` and the exit codes.
+* `codes`       - the table of finding codes and their messages.
+* `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings`.
+* `yamlsafe`    - the safe YAML loader every parse goes through (bounded, no tags).
+* `atomic`      - write a file so that readers see the old bytes or the new ones.
+* `blockcache`  - content-addressed cache of parsed blocks under `.git/gov/`.
+"""

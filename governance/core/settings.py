@@ -1,0 +1,180 @@
+"""Settings: [tool.gov] in pyproject.toml or .gov.toml, GOV_* variables, flags.
+
+Precedence, lowest to highest: built-in defaults (the InferenceX layout), the
+repository slug parsed from the `origin` remote, the settings file, the
+environment (`GOV_<KEY>`, dashes as underscores), command-line flags.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from governance.changelog.links import (
+    DEFAULT_LINK_TEMPLATE,
+    DEFAULT_PLACEHOLDERS,
+    DEFAULT_REPOSITORY,
+    LinkPolicy,
+)
+from governance.core.diagnostics import UsageError
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    changelog: str = "perf-changelog.yaml"
+    master_configs: tuple[str, ...] = ("configs/amd-master.yaml", "configs/nvidia-master.yaml")
+    runners: str = "configs/runners.yaml"
+    repository: str = DEFAULT_REPOSITORY
+    placeholders: tuple[str, ...] = DEFAULT_PLACEHOLDERS
+    link_template: str = DEFAULT_LINK_TEMPLATE
+    main_branch: str = "main"
+    # The PR number of a squash commit: the last `(#N)` in its subject.
+    pr_subject_pattern: str = r"\(#(\d+)\)"
+    # Sweep labels a PR must carry exactly one of before prepare-merge (empty: none required).
+    sweep_labels: tuple[str, ...] = ()
+    # Sweeps (docs/sweeps.md). Relative paths are relative to the repository
+    # root; an empty results/ledger means "inside the git directory".
+    scripts: str = "benchmarks"
+    results: str = ""
+    ledger: str = ""
+    # {hardware glob: [script name templates]}, first match wins; empty: the
+    # reference's rule (governance.sweeps.naming.DEFAULT_SCRIPT_NAMES).
+    script_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    source: str = "defaults"  # where the settings file was found, for messages
+
+    def policy(self) -> LinkPolicy:
+        return LinkPolicy(self.repository, self.link_template, self.placeholders)
+
+    def pr_from_subject(self, subject: str) -> int | None:
+        matches = re.findall(self.pr_subject_pattern, subject)
+        return int(matches[-1]) if matches else None
+
+
+_LIST_KEYS = {"master_configs", "placeholders", "sweep_labels"}
+_TABLE_KEYS = {"script_names"}
+KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name != "source"}
+
+
+def _coerce(key: str, value: Any, where: str) -> Any:
+    name = KEYS[key]
+    if name in _TABLE_KEYS:
+        return _coerce_table(key, value, where)
+    if name in _LIST_KEYS:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(
+                f"{where}: `{key}` must be a list of strings", f'e.g. {key} = ["a", "b"]'
+            )
+        return tuple(value)
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"{where}: `{key}` must be a non-empty string", f'e.g. {key} = "..."')
+    return value
+
+
+def _coerce_table(key: str, value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A TOML table of lists of strings (from the environment: the same as JSON)."""
+    if isinstance(value, str):
+        import json
+
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = None
+    example = f'e.g. [tool.gov.{key}] mi300x = ["single_node/{{scenario}}/{{model}}_x.sh"]'
+    if not isinstance(value, dict) or not value:
+        raise UsageError(f"{where}: `{key}` must be a table of lists of strings", example)
+    out = []
+    for glob, templates in value.items():
+        if (
+            not isinstance(templates, list)
+            or not templates
+            or not all(isinstance(t, str) and t for t in templates)
+        ):
+            raise UsageError(
+                f"{where}: `{key}.{glob}` must be a non-empty list of strings", example
+            )
+        out.append((str(glob), tuple(templates)))
+    return tuple(out)
+
+
+def _apply(settings: Settings, values: Mapping[str, Any], where: str) -> Settings:
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in KEYS:
+            guess = difflib.get_close_matches(key, list(KEYS), n=1)
+            hint = f"did you mean `{guess[0]}`?" if guess else "known keys: " + ", ".join(KEYS)
+            raise UsageError(f"{where}: unknown setting `{key}`", hint)
+        changes[KEYS[key]] = _coerce(key, value, where)
+    return replace(settings, **changes)
+
+
+def _file_values(root: Path) -> tuple[dict[str, Any], str]:
+    """[tool.gov] of pyproject.toml, overridden by a .gov.toml next to it."""
+    values: dict[str, Any] = {}
+    found = []
+    for name, table in (("pyproject.toml", ("tool", "gov")), (".gov.toml", ())):
+        file = root / name
+        if not file.is_file():
+            continue
+        try:
+            data: Any = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{file}: invalid TOML: {exc}", "fix the file's syntax") from exc
+        for part in table:
+            data = data.get(part, {}) if isinstance(data, dict) else {}
+        if data:
+            if "tool" in data and not table and isinstance(data["tool"], dict):
+                data = data["tool"].get("gov", data)
+            values.update(data)
+            found.append(name)
+    return values, " + ".join(found)
+
+
+_REMOTE_SLUG = re.compile(r"github\.com[:/]+([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
+
+
+def slug_from_remote(url: str | None) -> str | None:
+    if not url:
+        return None
+    match = _REMOTE_SLUG.search(url)
+    return match.group(1) if match else None
+
+
+def load_settings(
+    root: Path,
+    *,
+    origin_url: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    settings = Settings()
+    slug = slug_from_remote(origin_url)
+    if slug:
+        settings = replace(settings, repository=slug)
+    values, found = _file_values(root)
+    if found:
+        settings = _apply(settings, values, f"{root / found.split(' + ')[-1]}")
+        settings = replace(settings, source=found)
+    env = os.environ if environ is None else environ
+    env_values = {
+        key: env[f"GOV_{name.upper()}"]
+        for key, name in KEYS.items()
+        if f"GOV_{name.upper()}" in env
+    }
+    settings = _apply(settings, env_values, "environment (GOV_*)")
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    settings = _apply(settings, given, "command line")
+    try:
+        settings.policy()
+    except ValueError as exc:
+        raise UsageError(
+            f"link-template: {exc}", 'e.g. "https://github.com/{repository}/pull/{number}"'
+        ) from exc
+    return settings

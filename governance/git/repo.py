@@ -1,0 +1,270 @@
+"""All git access goes through this module (the only importer of gitpython);
+the operations that change a repository live in its mixin `gitwrites.py`.
+
+Git sets `GIT_DIR`, `GIT_INDEX_FILE` and friends when it runs a hook; a tool
+called from a hook that inherits them talks to the wrong repository or index,
+so every git process started here runs with those variables removed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from governance.core.diagnostics import UsageError
+from governance.git.writes import GitWrites, MergeTree  # noqa: F401  (MergeTree re-exported)
+
+# Variables git exports to hooks that would redirect our own git calls.
+_LEAKED_GIT_VARS = (
+    "GIT_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_WORK_TREE",
+    "GIT_PREFIX",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_QUARANTINE_PATH",
+)
+
+
+def strip_leaked_git_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """Return (and, for os.environ, apply) the environment without hook leaks."""
+    target = os.environ if env is None else env
+    for name in _LEAKED_GIT_VARS:
+        target.pop(name, None)
+    return dict(target)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    sha: str
+    parent: str | None
+    subject: str
+
+
+class GitRepo(GitWrites):
+    """A repository on disk, opened once per command."""
+
+    def __init__(self, path: str | Path = ".") -> None:
+        import git  # gitpython, imported lazily so `gov --help` stays fast
+
+        strip_leaked_git_env()
+        try:
+            self._repo = git.Repo(path, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            raise UsageError(
+                f"not a git repository: {Path(path).resolve()}",
+                "run gov inside a git checkout, or pass --repo PATH",
+            ) from exc
+        self._git_module = git
+        self._blob_cache: dict[tuple[str, str], bytes | None] = {}
+
+    # -- basic facts -----------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        if self._repo.working_tree_dir is None:
+            return Path(self._repo.git_dir)
+        return Path(self._repo.working_tree_dir)
+
+    @property
+    def git_dir(self) -> Path:
+        return Path(self._repo.common_dir)
+
+    @property
+    def git(self):
+        return self._repo.git
+
+    def is_shallow(self) -> bool:
+        return (Path(self._repo.git_dir) / "shallow").exists()
+
+    def remote_url(self, name: str = "origin") -> str | None:
+        try:
+            return self._repo.remote(name).url
+        except ValueError:
+            return None
+
+    # -- refs ------------------------------------------------------------
+
+    def resolve(self, ref: str) -> str:
+        """Full commit SHA of `ref`, or a UsageError that names it."""
+        git = self._git_module
+        try:
+            return self._repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
+        except git.GitCommandError as exc:
+            hint = "check the spelling, or fetch it first (git fetch origin)"
+            if self.is_shallow():
+                hint = "this is a shallow clone: run `git fetch --unshallow`, or pass --base-ref"
+            raise UsageError(f"unknown git revision '{ref}'", hint) from exc
+
+    def merge_base(self, a: str, b: str) -> str:
+        git = self._git_module
+        try:
+            out = self._repo.git.merge_base(a, b)
+        except git.GitCommandError as exc:
+            if self.is_shallow():
+                raise UsageError(
+                    f"no merge-base between {a} and {b}: this is a shallow clone",
+                    "run `git fetch --unshallow` (or fetch more history), or pass --base-ref",
+                ) from exc
+            raise UsageError(
+                f"no merge-base between {a} and {b}",
+                "the branches share no history; pass --base-ref explicitly",
+            ) from exc
+        return out.strip()
+
+    def default_main_ref(self, main_branch: str) -> str:
+        """The ref that names the main branch here: origin/<main> if fetched, else <main>."""
+        for candidate in (f"origin/{main_branch}", main_branch):
+            try:
+                self._repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}")
+                return candidate
+            except self._git_module.GitCommandError:
+                continue
+        raise UsageError(
+            f"cannot find the main branch '{main_branch}' (nor origin/{main_branch})",
+            "fetch it (git fetch origin), pass --base-ref, or set main-branch in [tool.gov]",
+        )
+
+    # -- content ---------------------------------------------------------
+
+    def blob_id(self, commit: str, path: str) -> str | None:
+        """Blob SHA of `path` at `commit`, or None when the file is absent."""
+        try:
+            out = self._repo.git.rev_parse("--verify", "--quiet", f"{commit}:{path}")
+        except self._git_module.GitCommandError:
+            return None
+        return out.strip() or None
+
+    def read_blob(self, commit: str, path: str) -> bytes | None:
+        """Bytes of `path` at `commit`; None when absent. Cached per (commit, path)."""
+        key = (commit, path)
+        if len(commit) != 40:  # a ref name can move: only SHAs are safe cache keys
+            self._blob_cache.pop(key, None)
+        if key not in self._blob_cache:
+            try:
+                tree = self._repo.commit(commit).tree
+                blob = tree / path
+                self._blob_cache[key] = blob.data_stream.read()
+            except (KeyError, ValueError, self._git_module.BadName):
+                self._blob_cache[key] = None
+        return self._blob_cache[key]
+
+    def read_blob_from_tree(self, tree: str, path: str) -> bytes | None:
+        """Bytes of `path` inside a tree object (e.g. an in-memory merge result)."""
+        blob = self.blob_id(tree, path)  # `<tree>:<path>` resolves like `<commit>:<path>`
+        return None if blob is None else self.read_blob_by_id(blob)
+
+    def read_blob_by_id(self, blob_sha: str) -> bytes:
+        return self._repo.odb.stream(bytes.fromhex(blob_sha)).read()
+
+    def read_staged(self, path: str) -> bytes | None:
+        """Bytes of `path` in the index (stage 0), None when not staged."""
+        try:
+            return self._repo.git.show(
+                f":{path}", stdout_as_string=False, strip_newline_in_stdout=False
+            )
+        except self._git_module.GitCommandError:
+            return None
+
+    def read_stage(self, path: str, stage: int) -> bytes | None:
+        """Bytes of an unmerged index stage (1 base, 2 ours, 3 theirs)."""
+        try:
+            return self._repo.git.show(
+                f":{stage}:{path}", stdout_as_string=False, strip_newline_in_stdout=False
+            )
+        except self._git_module.GitCommandError:
+            return None
+
+    def read_worktree(self, path: str) -> bytes | None:
+        file = self.root / path
+        return file.read_bytes() if file.is_file() else None
+
+    # -- history ---------------------------------------------------------
+
+    def first_parent_commits(self, rev: str, path: str | None = None) -> Iterator[CommitInfo]:
+        """First-parent history of `rev`, oldest first (optionally touching `path`)."""
+        args = ["--first-parent", "--reverse", "--format=%H%x00%P%x00%s", rev]
+        if path:
+            args += ["--", path]
+        out = self._repo.git.log(*args)
+        for line in out.splitlines():
+            sha, parents, subject = line.split("\x00", 2)
+            parent = parents.split()[0] if parents else None
+            yield CommitInfo(sha, parent, subject)
+
+    def commit_subject(self, rev: str) -> str:
+        return self._repo.git.log("-1", "--format=%s", rev)
+
+    # -- refs and commits for the embedded forge ---------------------------
+
+    def ref_sha(self, ref: str) -> str | None:
+        """Commit SHA a full ref name (e.g. `refs/heads/main`) points to; None if absent."""
+        try:
+            out = self._repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
+        except self._git_module.GitCommandError:
+            return None
+        return out.strip() or None
+
+    def compare_and_swap_ref(self, ref: str, new: str, old: str | None, reason: str) -> bool:
+        """Point `ref` at `new` only if it still points at `old` (None: must not exist).
+
+        `git update-ref` takes the ref lock and checks the old value under it, so
+        a ref moved by someone else is never clobbered. False when the swap lost.
+        """
+        expected = old if old is not None else "0" * 40
+        try:
+            self._repo.git.update_ref("-m", reason, ref, new, expected)
+        except self._git_module.GitCommandError:
+            return False
+        return True
+
+    def commit_tree(self, tree_ish: str, parents: list[str], message: str) -> str:
+        """Write a commit object (no ref moves) and return its SHA."""
+        args: list[str] = [f"{tree_ish}^{{tree}}"]
+        for parent in parents:
+            args += ["-p", parent]
+        try:
+            out = self._repo.git.commit_tree(*args, "-m", message)
+        except self._git_module.GitCommandError as exc:
+            raise UsageError(
+                f"cannot write a commit for {tree_ish}",
+                "check that git user.name and user.email are configured",
+            ) from exc
+        return out.strip()
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        try:
+            self._repo.git.merge_base("--is-ancestor", ancestor, descendant)
+        except self._git_module.GitCommandError:
+            return False
+        return True
+
+    # -- diffs (matrix engine) ---------------------------------------------
+
+    def diff_text(self, base: str, head: str, path: str) -> str:
+        """`git diff base head -- path` (two-dot, unified, git's defaults)
+        as text: the changelog processor reads its `+` lines (matrix spec 7.2).
+        Colour and external diff drivers are switched off so user config
+        cannot change the text."""
+        out = self._repo.git.diff(
+            "--no-color", "--no-ext-diff", base, head, "--", path, strip_newline_in_stdout=False
+        )
+        return out
+
+    # -- working-tree operations (demo, merge tool) --------------------------
+
+    @classmethod
+    def init(cls, path: Path, *, main_branch: str = "main") -> GitRepo:
+        """Create a repository with a local identity and no commit signing."""
+        import git
+
+        repo = git.Repo.init(path, initial_branch=main_branch)
+        with repo.config_writer() as config:
+            config.set_value("user", "name", "gov")
+            config.set_value("user", "email", "gov@localhost")
+            config.set_value("commit", "gpgsign", "false")
+        return cls(path)

@@ -1,0 +1,13 @@
+"""Floor 4, merging: the git merge driver and `gov prepare-merge` (docs/prepare-merge.md).
+
+* `driver`         - `gov merge-driver` (git's %O %A %B contract) and its installation.
+* `prepare`        - the prepare-merge state machine and its rollback.
+* `steps`          - the local steps: preflight, validate, merge, canonicalize, commit, check, plan.
+* `landing`        - the forge-facing steps: push, checks, land, finish.
+* `decisions`      - prepare-merge's pure decisions (which PRs, which conflicts, what commit).
+* `journal`        - where every ref was and how far a run got, for crash recovery.
+* `report`         - what prepare-merge did, as text or JSON.
+* `sweep_step`     - the sweep step: the merged tree's scripts in a temporary worktree.
+* `sweep_service`  - reuse per row from the ledger, launch the rest.
+* `worktree_edits` - `gov canonicalize` and `gov resolve-conflict` on the working tree.
+"""

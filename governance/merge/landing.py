@@ -1,0 +1,99 @@
+"""The forge-facing steps of prepare-merge: push, wait for checks, land,
+and the tidy-up of a successful run. Each moves at most one ref on the
+forge, always by compare-and-swap against what an earlier step recorded."""
+
+from __future__ import annotations
+
+from governance.merge import journal as jr
+from governance.merge.steps import LOCAL_CHECK, Work
+
+
+def push(w: Work) -> None:
+    w.step("push")
+    assert w.pull is not None
+    if w.options.dry_run:
+        w.ok(f"would push {w.prepared[:12]} to {w.pull.head_branch}", "would")
+        return
+    if not w.options.push:
+        scratch = w.journal.scratch_ref if w.journal else ""
+        w.ok(
+            f"not pushed (--no-push); the result is {scratch.removeprefix('refs/heads/')}",
+            "skipped",
+        )
+        return
+    if w.prepared == w.pull.head_sha:
+        w.ok(f"{w.pull.head_branch} is already at {w.prepared[:12]}", "skipped")
+    else:
+        if w.options.remote:
+            pushed = w.repo.push_lease(
+                w.options.remote, w.prepared, w.pull.head_branch, w.pull.head_sha
+            )
+            if not pushed:
+                raise w.refuse(
+                    f"push to {w.pull.head_branch} was rejected (the branch moved?)",
+                    hint="re-run prepare-merge from the new head",
+                )
+            w.forge.require_head(w.options.pr, w.prepared)  # the forge sees what we pushed
+        else:
+            w.forge.update_branch(w.options.pr, w.prepared, expected_old_sha=w.pull.head_sha)
+        if w.journal is not None:
+            w.journal.pushed = True
+        w.ok(f"{w.pull.head_branch}: {w.pull.head_sha[:10]} -> {w.prepared[:10]}")
+    record_check = getattr(w.forge, "record_check", None)
+    if record_check is not None and LOCAL_CHECK in w.options.required_checks:
+        # On the local forge gov is the CI: the check it just ran is the check run.
+        record_check(w.prepared, LOCAL_CHECK, conclusion="success")
+
+
+def checks(w: Work) -> None:
+    w.step("checks")
+    if w.options.dry_run or not w.options.merge or not w.options.push:
+        outcome = "would" if w.options.dry_run else "skipped"
+        w.ok(f"would wait for {', '.join(w.options.required_checks) or 'no checks'}", outcome)
+        return
+    w.forge.wait_for_checks(
+        w.prepared,
+        w.options.required_checks,
+        timeout=w.options.check_timeout,
+        poll_interval=w.options.poll_interval,
+    )
+    w.ok(f"passed: {', '.join(w.options.required_checks) or '(none required)'}")
+
+
+def land(w: Work) -> None:
+    w.step("land")
+    n = w.options.pr
+    if w.options.dry_run or not w.options.merge or not w.options.push:
+        outcome = "would" if w.options.dry_run else "skipped"
+        w.ok(f"would squash-merge PR #{n} at {w.prepared[:12]}", outcome)
+        return
+    result = w.forge.merge_pull(n, w.prepared)  # refuses if the head moved meanwhile
+    w.report.merge_commit = result.sha
+    if w.journal is not None:
+        w.journal.merged = True
+    w.ok(f"squash-merged as {result.sha[:12]}")
+
+
+def finish(w: Work) -> None:
+    n, report = w.options.pr, w.report
+    if w.options.dry_run:
+        report.status = f"dry run: PR #{n} would be prepared as shown; nothing was changed"
+        return
+    assert w.journal is not None
+    keep = not w.options.push and w.prepared != w.journal.pr_head
+    if not keep and w.repo.ref_sha(w.journal.scratch_ref) is not None:
+        w.repo.delete_ref(w.journal.scratch_ref)
+    branch = w.journal.original_branch
+    if branch and w.repo.current_branch() is None:
+        w.repo.checkout(branch)
+    if keep:  # remembered so a rerun can say "already prepared"
+        w.journal.done = True
+        jr.save(w.journal_path, w.journal)
+    else:
+        jr.remove(w.journal_path)
+    if report.merge_commit:
+        report.status = f"PR #{n} squash-merged as {report.merge_commit}"
+    elif keep:
+        report.status = f"PR #{n} prepared as {w.prepared} (not pushed)"
+    else:
+        report.status = f"PR #{n} prepared at {w.prepared} (not merged)"

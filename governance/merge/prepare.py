@@ -1,0 +1,118 @@
+"""`gov prepare-merge --pr N` as an explicit state machine with rollback.
+
+Steps, in order (each one named in the report, the journal and the crash hook):
+preflight → validate → merge → resolve → canonicalize → commit → check → plan
+→ push → checks → land. Nothing is written before preflight passes.
+
+Main is merged in memory (`git merge-tree`), the result is committed on a
+scratch ref `refs/heads/gov/prepare-merge/pr-N`, and the PR branch itself
+only moves at `push`, through the forge's compare-and-swap. So a refusal or a
+crash before `push` leaves every branch where it was; `rollback` deletes the
+scratch ref and checks the original branch out again. See
+docs/prepare-merge.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from governance.core.diagnostics import EXIT_OK, GovError, UsageError
+from governance.core.settings import Settings
+from governance.forge.base import Forge
+from governance.git.repo import GitRepo
+from governance.merge import journal as jr
+from governance.merge import landing, steps
+from governance.merge.report import MergeReport, StepReport
+from governance.merge.steps import Refused, SweepHook, Work
+
+
+@dataclass(frozen=True, slots=True)
+class PrepareOptions:
+    pr: int
+    dry_run: bool = False
+    push: bool = True
+    merge: bool = True
+    main_branch: str = "main"
+    remote: str | None = None  # where main and the PR live (github: "origin"); None: local refs
+    required_checks: tuple[str, ...] = ("check-changelog",)
+    check_timeout: float = 900.0
+    poll_interval: float = 5.0
+    plan: bool = True  # compute the post-merge plan (step `plan`)
+
+
+def prepare_merge(
+    repo: GitRepo,
+    settings: Settings,
+    forge: Forge,
+    options: PrepareOptions,
+    *,
+    sweep: SweepHook | None = None,
+    say: Callable[[str], None] | None = None,
+) -> MergeReport:
+    """Run the state machine; the report says what happened. Refusals and
+    forge/git failures become a failed step (after rollback); only a live
+    concurrent run (UsageError) and crashes (after rollback) raise."""
+    report = MergeReport(options.pr, forge.kind, options.dry_run)
+    path = jr.journal_path(repo.git_dir, options.pr)
+    prior = jr.load(path)
+    if prior is not None and jr.owner_alive(prior):
+        raise UsageError(
+            f"another prepare-merge --pr {options.pr} is running (pid {prior.pid})",
+            f"wait for it to finish; if it is stuck, stop it, then re-run ({path})",
+        )
+    if prior is not None and not prior.done and not options.dry_run:
+        report.add(StepReport("recover", "ok", rollback(repo, prior, path)))
+        prior = None
+    work = Work(repo, settings, forge, options, report, path, sweep, say or (lambda _t: None))
+    try:
+        run_steps(work, prior)
+    except Refused as refusal:
+        report.add(refusal.step)
+        report.status = f"refused at {refusal.step.name}: {refusal.step.detail}"
+    except GovError as exc:  # a forge or git failure: same cleanup, its own exit code
+        report.add(StepReport(work.current, "failed", str(exc), hint=exc.hint))
+        report.exit_code = exc.exit_code
+        report.status = f"failed at {work.current}: {exc}"
+    except BaseException:
+        if work.journal is not None:
+            rollback(repo, work.journal, path)
+        raise
+    if report.failed_step is not None:
+        if work.journal is not None:
+            note = rollback(repo, work.journal, path)
+            report.add(StepReport("rollback", "ok", note))
+        if report.exit_code == EXIT_OK:  # pragma: no cover - add() sets it
+            report.exit_code = 1
+    return report
+
+
+def rollback(repo: GitRepo, journal: jr.Journal, path: Path) -> str:
+    """Undo a run's local traces: the scratch ref, a detached HEAD, the
+    journal. Pushes and merges already done are facts on the forge and stay
+    (the next run re-reads them); everything before `push` is undone."""
+    done: list[str] = []
+    if repo.ref_sha(journal.scratch_ref) is not None and repo.delete_ref(journal.scratch_ref):
+        done.append(f"deleted {journal.scratch_ref.removeprefix('refs/heads/')}")
+    branch = journal.original_branch
+    if branch and repo.current_branch() is None and repo.ref_sha(f"refs/heads/{branch}"):
+        repo.checkout(branch)
+        done.append(f"checked out {branch} again")
+    jr.remove(path)
+    return "; ".join(done) or "nothing to undo"
+
+
+def run_steps(w: Work, prior: jr.Journal | None) -> None:
+    if not steps.preflight(w, prior):
+        return
+    steps.validate(w)
+    steps.merge(w)
+    steps.canonicalize(w)
+    steps.commit(w)
+    steps.check(w)
+    steps.plan(w)
+    landing.push(w)
+    landing.checks(w)
+    landing.land(w)
+    landing.finish(w)

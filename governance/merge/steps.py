@@ -1,0 +1,376 @@
+"""The local steps of prepare-merge (preflight … plan; the forge-facing ones are
+in `landing.py`). Each step either records its outcome in the report and
+returns, or raises `Refused` carrying its failed StepReport. Steps up to
+`canonicalize` only read (merges happen in memory); `commit` starts writing.
+Pure decisions (what conflicts are acceptable, which labels pass, what
+commit to make) live in `decisions.py`; this module does the I/O in order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from governance.changelog import edit
+from governance.changelog.conflict import resolve_conflict
+from governance.changelog.rules import CheckMode, Verdict
+from governance.check.service import CheckOptions, run_check
+from governance.core.diagnostics import FindingsError, Violation
+from governance.core.settings import Settings
+from governance.forge.base import Forge, PullRequest
+from governance.git.repo import GitRepo, MergeTree
+from governance.merge import decisions
+from governance.merge import journal as jr
+from governance.merge.report import CommitMade, LinkRewritten, MergeReport, StepReport
+
+if TYPE_CHECKING:
+    from governance.matrix.plan import PlanResult
+    from governance.merge.prepare import PrepareOptions
+
+LOCAL_CHECK = "check-changelog"  # the name gov's own check is recorded under on the local forge
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRequest:
+    """What the sweep seam gets: the post-merge plan, the PR's commits (to
+    find reusable results), the PR head and main tip it was merged from, and
+    the prepared head."""
+
+    pr: int
+    plan: PlanResult
+    pr_commits: tuple[str, ...]
+    prepared: str
+    dry_run: bool
+    pr_head: str = ""
+    main_tip: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOutcome:
+    """What the sweep seam returns: its report section, as text and data, and
+    the findings that must stop the merge (rows that failed or cannot run)."""
+
+    text: str
+    data: dict[str, object]
+    problems: list[Violation] = field(default_factory=list)
+
+
+class SweepHook(Protocol):
+    """Reuse and launching plug in here (governance.merge.sweep_step)."""
+
+    def __call__(self, request: SweepRequest) -> SweepOutcome: ...
+
+
+class Refused(Exception):
+    def __init__(self, step: StepReport) -> None:
+        super().__init__(step.detail)
+        self.step = step
+
+
+@dataclass
+class Work:
+    """The state one run carries from step to step."""
+
+    repo: GitRepo
+    settings: Settings
+    forge: Forge
+    options: PrepareOptions
+    report: MergeReport
+    journal_path: Path
+    sweep: SweepHook | None
+    say: Callable[[str], None]
+    current: str = "preflight"
+    journal: jr.Journal | None = None
+    pull: PullRequest | None = None
+    main_tip: str = ""
+    merge_base: str = ""
+    merged: MergeTree | None = None
+    data: bytes | None = None  # the changelog as it will be committed
+    changed: bool = False  # data differs from what the merge (or the PR) has
+    rewrites: list[LinkRewritten] = field(default_factory=list)
+    prepared: str = ""
+    additions: int = 0  # entries the prepared head appends to main
+
+    def step(self, name: str) -> None:
+        self.current = name
+        self.say(f"prepare-merge: {name}")
+
+    def ok(self, detail: str, outcome: str = "ok") -> None:
+        self.report.add(StepReport(self.current, outcome, detail))  # type: ignore[arg-type]
+        if self.journal is not None and outcome != "would":
+            jr.record(self.journal_path, self.journal, self.current)
+        elif outcome != "would":
+            jr.crash_point(self.current)  # nothing written yet: a crash leaves nothing
+
+    def refuse(self, detail: str, violations: Iterable[Violation] = (), hint: str = "") -> Refused:
+        return Refused(StepReport(self.current, "refused", detail, list(violations), hint))
+
+
+# -- steps --------------------------------------------------------------------------
+
+
+def preflight(w: Work, prior: jr.Journal | None) -> bool:
+    """Read-only checks. False: nothing to do (already merged or prepared)."""
+    w.step("preflight")
+    repo, n = w.repo, w.options.pr
+    pull = w.forge.get_pull(n)
+    w.pull = pull
+    w.report.pr_head = pull.head_sha
+    if pull.state == "merged":
+        w.ok(f"PR #{n} is already merged ({(pull.merge_commit_sha or '')[:12]}); nothing to do")
+        w.report.merge_commit = pull.merge_commit_sha or ""
+        w.report.status = f"PR #{n} is already merged"
+        if prior is not None and not w.options.dry_run:  # a kept --no-push result is moot now
+            repo.delete_ref(prior.scratch_ref)
+            jr.remove(w.journal_path)
+        return False
+    dirty = repo.status_porcelain()
+    problems = decisions.preflight_problems(pull, dirty, w.settings, w.options.main_branch)
+    if problems:
+        raise w.refuse(f"PR #{n} cannot be prepared", problems)
+    w.main_tip = _main_tip(w)
+    w.report.main_tip = w.main_tip
+    if prior is not None and _already_prepared(w, prior):
+        return False
+    w.ok(f"PR #{n} '{pull.title}' {pull.head_branch}@{pull.head_sha[:10]} onto {w.main_tip[:10]}")
+    return True
+
+
+def _main_tip(w: Work) -> str:
+    main, remote = w.options.main_branch, w.options.remote
+    if remote:
+        w.repo.fetch(remote, f"+refs/heads/{main}:refs/remotes/{remote}/{main}")
+        if w.repo.ref_sha(w.pull.head_sha if w.pull else "") is None:
+            w.repo.fetch(remote, f"refs/pull/{w.options.pr}/head")
+        tip = w.repo.ref_sha(f"refs/remotes/{remote}/{main}")
+    else:
+        tip = w.repo.ref_sha(f"refs/heads/{main}")
+    if tip is None:
+        raise w.refuse(f"main branch '{main}' not found", hint="pass --main-branch")
+    return tip
+
+
+def _already_prepared(w: Work, prior: jr.Journal) -> bool:
+    """A finished --no-push run for the same PR head and main tip: its result
+    is still on the scratch ref, so there is nothing to redo."""
+    assert w.pull is not None
+    same = prior.pr_head == w.pull.head_sha and prior.main_tip == w.main_tip
+    if same and prior.prepared and w.repo.ref_sha(prior.scratch_ref) == prior.prepared:
+        w.report.prepared = prior.prepared
+        w.ok(f"already prepared at {prior.prepared[:12]} ({prior.scratch_ref}); nothing to do")
+        w.report.status = f"PR #{w.options.pr} is already prepared; nothing changed"
+        return True
+    if not w.options.dry_run:  # stale: the PR or main moved; this run redoes the work
+        jr.remove(w.journal_path)
+    return False
+
+
+def validate(w: Work) -> None:
+    """The PR's own change against its merge-base (spec §5/§6, PR mode)."""
+    w.step("validate")
+    assert w.pull is not None
+    head = w.pull.head_sha
+    w.merge_base = w.repo.merge_base(head, w.main_tip)
+    verdict = _gov_check(w, w.merge_base, head, configs=False)
+    if not verdict.ok:
+        raise w.refuse(
+            "the PR's own changelog change breaks the rules", verdict.violations, _fix_hint(w)
+        )
+    w.ok(
+        f"{len(verdict.additions)} appended entr{'y' if len(verdict.additions) == 1 else 'ies'},"
+        f" {len(verdict.corrections)} correction(s) since merge-base {w.merge_base[:10]}"
+    )
+
+
+def _gov_check(w: Work, base: str, head: str, *, configs: bool) -> Verdict:
+    """`gov check --pr N --base-ref BASE --head-ref HEAD [--no-configs]`."""
+    mode = CheckMode.pr_mode(w.options.pr)
+    options = CheckOptions(mode, base_ref=base, head_ref=head, configs=configs)
+    return run_check(w.repo, w.settings, options).verdict
+
+
+def merge(w: Work) -> None:
+    w.step("merge")
+    assert w.pull is not None
+    head, path = w.pull.head_sha, w.settings.changelog
+    if w.repo.is_ancestor(w.main_tip, head):
+        w.data = w.repo.read_blob(head, path)
+        w.ok(f"already contains {w.options.main_branch}@{w.main_tip[:10]}", "skipped")
+        w.step("resolve")
+        w.ok("no conflict", "skipped")
+        return
+    merged = w.repo.merge_tree(head, w.main_tip)
+    blocking = decisions.blocking_conflicts(w.repo, merged, path)
+    if blocking:
+        names = ", ".join(v.path for v in blocking)
+        raise w.refuse(
+            f"merging {w.options.main_branch} conflicts outside the changelog: {names}",
+            blocking,
+            "merge main into the PR branch yourself, resolve these files, push, and re-run",
+        )
+    w.merged = merged
+    conflicted = path in merged.stages
+    w.ok(f"merged {w.options.main_branch}@{w.main_tip[:10]}" + (f"; {path} conflicts" * conflicted))
+    w.step("resolve")
+    if not conflicted:
+        w.data = w.repo.read_blob_from_tree(merged.tree, path)
+        w.ok("no conflict", "skipped")
+        return
+    stages = {n: w.repo.read_blob_by_id(oid) for n, (_mode, oid) in merged.stages[path].items()}
+    result = resolve_conflict(
+        stages.get(1), stages[2], stages[3], w.options.pr, w.settings.policy(), path=path
+    )
+    if not result.ok:
+        raise w.refuse("the changelog conflict cannot be resolved", result.violations)
+    w.data, w.changed = result.data, True
+    w.rewrites += [LinkRewritten(r.line, r.old, r.new) for r in result.rewrites]
+    dropped = f"; dropped {len(result.dropped)} entry(ies) main gained" if result.dropped else ""
+    w.ok(f"kept main's bytes, re-appended the PR's entries{dropped}")
+
+
+def canonicalize(w: Work) -> None:
+    w.step("canonicalize")
+    path = w.settings.changelog
+    main_bytes = w.repo.read_blob(w.main_tip, path) or b""
+    if w.data is None:
+        raise w.refuse(f"{path} is missing after the merge", hint=f"restore {path} on the PR")
+    result = edit.canonicalize(main_bytes, w.data, w.options.pr, w.settings.policy(), path=path)
+    if not result.ok:
+        raise w.refuse("the merged changelog cannot be canonicalized", result.violations)
+    w.rewrites += [LinkRewritten(r.line, r.old, r.new) for r in result.rewrites]
+    w.changed = w.changed or result.changed
+    w.data = result.data
+    w.report.rewrites = list(w.rewrites)
+    w.ok(f"{len(result.rewrites)} link(s) rewritten" if result.rewrites else "links already final")
+
+
+def begin(w: Work) -> None:
+    """The first write of the run: journal, detached HEAD, scratch ref. Every
+    step before this one only reads, so a refusal there leaves nothing to undo."""
+    assert w.pull is not None
+    if w.options.dry_run or w.journal is not None:
+        return
+    repo, n, pull = w.repo, w.options.pr, w.pull
+    original = repo.current_branch()
+    scratch = jr.scratch_ref(n)
+    w.journal = jr.Journal(
+        n, original, repo.head_sha(), scratch, pull.head_sha, main_tip=w.main_tip, pid=os.getpid()
+    )
+    jr.save(w.journal_path, w.journal)  # before any ref moves: a crash is recoverable
+    if original in (pull.head_branch, pull.base_branch, w.options.main_branch):
+        repo.detach_head()  # those branches may move under a checked-out worktree
+    reason = f"gov: prepare PR #{n}"
+    # A scratch ref without a journal is a leftover of ours (the name is gov's): reuse it.
+    if not repo.compare_and_swap_ref(scratch, pull.head_sha, None, reason):
+        old = repo.ref_sha(scratch)
+        if not repo.compare_and_swap_ref(scratch, pull.head_sha, old, reason):
+            raise w.refuse(f"cannot create {scratch}: it moved meanwhile")
+
+
+def commit(w: Work) -> None:
+    w.step("commit")
+    assert w.pull is not None and w.data is not None
+    begin(w)
+    repo, head, path = w.repo, w.pull.head_sha, w.settings.changelog
+    plan = decisions.commit_plan(w.pull, w.options.main_branch, w.main_tip, w.merged, w.changed)
+    if plan is None:
+        w.prepared = head
+        w.report.prepared = head
+        w.ok(f"nothing to commit: the PR head {head[:10]} is already prepared", "skipped")
+        return
+    tree = plan.tree or repo.tree_of(head)
+    if w.changed:
+        tree = repo.tree_with_file(tree, path, w.data)
+    w.prepared = repo.commit_tree(tree, plan.parents, plan.message)
+    w.report.prepared = w.prepared
+    w.report.commits.append(CommitMade(w.prepared, plan.message.splitlines()[0]))
+    if w.journal is not None:
+        w.journal.prepared = w.prepared
+        scratch = w.journal.scratch_ref
+        if not repo.compare_and_swap_ref(scratch, w.prepared, head, "gov: prepared"):
+            raise w.refuse(f"{scratch} moved while preparing")
+    w.ok(f"{w.prepared[:12]} {plan.message.splitlines()[0]}")
+
+
+def check(w: Work) -> None:
+    """`gov check --pr N` on the prepared commit against main: never push bytes that fail."""
+    w.step("check")
+    verdict = _gov_check(w, w.main_tip, w.prepared, configs=True)
+    if not verdict.ok:
+        raise w.refuse("the prepared changelog fails gov check", verdict.violations, _fix_hint(w))
+    w.additions = len(verdict.additions)
+    w.ok(f"gov check --pr {w.options.pr} passes on {w.prepared[:10]}")
+
+
+def plan(w: Work) -> None:
+    w.step("plan")
+    if not w.options.plan:
+        w.ok("not computed (--no-plan)", "skipped")
+        return
+    if not w.additions:  # corrections only, or no changelog change: no sweep to plan
+        w.ok("the PR appends no changelog entry: nothing would run", "skipped")
+        return
+    from governance.matrix import sources
+    from governance.matrix.render import describe
+
+    assert w.pull is not None
+    labels = set(w.pull.labels)
+    try:
+        result = sources.plan_between(
+            w.repo,
+            w.main_tip,
+            w.prepared,
+            evals_only="evals-only" in labels,
+            all_evals="all-evals" in labels,
+            changelog_path=w.settings.changelog,
+            cache=sources.default_cache(w.repo),
+        )
+    except FindingsError as exc:
+        # Main's CI would fail the same way on the pushed commit: stop before pushing.
+        raise w.refuse(
+            f"the post-merge plan cannot be built: {exc}", exc.violations, exc.hint
+        ) from exc
+    w.report.plan_rows = decisions.plan_rows(result.document, describe)
+    if w.sweep is not None:
+        sweep(w, result)
+        return
+    w.ok(f"{len(w.report.plan_rows)} row(s) would run after the merge (no sweep configured)")
+
+
+def sweep(w: Work, result: PlanResult) -> None:
+    """Reuse what the PR's own sweeps produced, launch the rest (before the
+    push: a merge never lands ahead of its benchmark results)."""
+    assert w.pull is not None
+    commits = tuple(w.repo.commits_between(w.main_tip, w.pull.head_sha))
+    request = SweepRequest(
+        w.options.pr,
+        result,
+        commits,
+        w.prepared,
+        w.options.dry_run,
+        pr_head=w.pull.head_sha,
+        main_tip=w.main_tip,
+    )
+    assert w.sweep is not None
+    try:
+        outcome = w.sweep(request)
+    except FindingsError as exc:
+        raise w.refuse(f"sweep: {exc}", exc.violations, exc.hint) from exc
+    w.report.sweep = outcome.text
+    w.report.sweep_data = outcome.data
+    if outcome.problems:
+        raise w.refuse(
+            f"sweep: {len(outcome.problems)} row(s) did not produce a result",
+            outcome.problems,
+            "fix the launch script or the config, then re-run prepare-merge "
+            "(rows that succeeded are reused)",
+        )
+    summary = outcome.text.splitlines()[0] if outcome.text.strip() else "sweep reported"
+    w.ok(f"{len(w.report.plan_rows)} row(s) after the merge; {summary}")
+
+
+def _fix_hint(w: Work) -> str:
+    return f"fix the changelog on the PR branch, push, and re-run `gov prepare-merge --pr {w.options.pr}`"

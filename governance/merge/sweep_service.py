@@ -1,0 +1,203 @@
+"""The service prepare-merge calls: decide reuse per row, launch the rest.
+
+    section = sweep_after_merge(repo, settings, plan_document, pr_number,
+                                pr_commits, "local", ReuseMode.AUTO, dry_run)
+
+The ledger is read once, `reuse.decide` (pure) splits the post-merge plan,
+rerun rows go through the same launch service as `gov launch`, and the
+returned `SweepSection` tells, per row, where a reused result came from or why
+the row ran again. It raises FindingsError (GOV704) in reuse-only mode when
+something would have to run, before launching anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from governance.core.codes import violation
+from governance.core.diagnostics import FindingsError
+from governance.sweeps.dispatch import (
+    LaunchResult,
+    Progress,
+    Resolved,
+    launch_rows,
+    resolve_rows,
+    resolver_for,
+    sweep_paths,
+)
+from governance.sweeps.identity import RowError, plan_rows
+from governance.sweeps.jobs import DEFAULT_TIMEOUT_SECONDS, machine_name
+from governance.sweeps.launcher import get_launcher
+from governance.sweeps.ledger import Ledger
+from governance.sweeps.reuse import ReuseDecision, ReuseMode, decide
+
+if TYPE_CHECKING:
+    from governance.core.settings import Settings
+    from governance.git.repo import GitRepo
+
+
+@dataclass(slots=True)
+class SweepSection:
+    """The sweep part of a merge report."""
+
+    decision: ReuseDecision
+    resolved: list[Resolved] = field(default_factory=list)
+    launch: LaunchResult | None = None
+    dry_run: bool = False
+
+    @property
+    def interrupted(self) -> bool:
+        """Ctrl-C stopped the launch (outcomes were recorded as cancelled)."""
+        return self.launch is not None and self.launch.interrupted
+
+    @property
+    def ok(self) -> bool:
+        if not self.decision.ok or any(not r.ok for r in self.resolved):
+            return False
+        return self.launch is None or self.launch.ok
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Per row: reused (run id, commit) or rerun (reason, outcome)."""
+        outcomes = {o.job.key: o for o in (self.launch.outcomes if self.launch else [])}
+        ids = self.launch.run_ids if self.launch else {}
+        problems = {r.key: r.problem for r in self.resolved if not r.ok}
+        out = []
+        for d in self.decision.rows:
+            item: dict[str, Any] = {
+                "key": d.key,
+                "where": d.row.where,
+                "fingerprint": d.row.fingerprint,
+                "conc": d.row.data.get("conc"),
+            }
+            if d.reused_from is not None:
+                item.update(
+                    action="reused",
+                    run_id=d.reused_from.run_id,
+                    commit=d.reused_from.commit,
+                    result_path=d.reused_from.result_path,
+                )
+            else:
+                item.update(action="rerun", reason=str(d.reason), detail=d.detail)
+                if d.key in problems:
+                    item["status"] = "not launched"
+                    item["problem"] = problems[d.key]
+                elif d.key in outcomes:
+                    item["status"] = str(outcomes[d.key].status)
+                    item["run_id"] = ids.get(d.key)
+                else:
+                    item["status"] = "dry-run" if self.dry_run else "not launched"
+            out.append(item)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": str(self.decision.mode),
+            "dry_run": self.dry_run,
+            "reused": len(self.decision.reused),
+            "rerun": len(self.decision.rerun),
+            "ok": self.ok,
+            "rows": self.rows(),
+        }
+
+    def render_text(self) -> str:
+        lines = [
+            f"sweep after merge ({self.decision.mode}): {len(self.decision.reused)} reused, "
+            f"{len(self.decision.rerun)} rerun" + (" (dry run)" if self.dry_run else "")
+        ]
+        for item in self.rows():
+            if item["action"] == "reused":
+                lines.append(
+                    f"  reused {item['key']}  from run {item['run_id']} at {item['commit'][:12]}"
+                )
+            else:
+                why = item["reason"] + (f" ({item['detail']})" if item["detail"] else "")
+                status = item.get("problem") or item["status"]
+                lines.append(f"  rerun  {item['key']}  {why}: {status}")
+        return "\n".join(lines) + "\n"
+
+
+def sweep_after_merge(
+    repo: GitRepo,
+    settings: Settings,
+    plan_document: Mapping[str, Any],
+    pr_number: int | None,
+    pr_commits: Collection[str],
+    launcher_name: str = "local",
+    mode: ReuseMode = ReuseMode.AUTO,
+    dry_run: bool = False,
+    *,
+    pr_head_document: Mapping[str, Any] | None = None,
+    parallel: int = 1,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+    progress: bool = True,
+    commit: str | None = None,
+    scripts_root: Path | None = None,
+) -> SweepSection:
+    """Decide reuse for the post-merge plan and launch the rows to rerun.
+
+    `repo` is a GitRepo whose working tree holds the merged tree (scripts run
+    from its scripts folder); the new runs are recorded under `commit`
+    (default: its HEAD, the merge commit); `pr_commits` are the PR's commit
+    SHAs (full);
+    `pr_head_document` is the PR-head plan, which lets a rerun say "fingerprint
+    changed by main" instead of "new recipe". `scripts_root`: a checkout of
+    the merged tree to take the launch scripts from, when `repo`'s working
+    tree is not it (results and the ledger stay with `repo`)."""
+    rows = plan_rows(plan_document)
+    head_rows = plan_rows(pr_head_document) if pr_head_document is not None else None
+    paths = sweep_paths(repo.root, repo.git_dir, settings)
+    if scripts_root is not None:
+        paths = replace(paths, scripts=scripts_root / settings.scripts)
+    with Ledger(paths.ledger) as ledger:
+        try:
+            fingerprints = {r.fingerprint for r in rows if r.fingerprint}
+            runs = [run.record() for run in ledger.for_fingerprints(fingerprints)]
+            decision = decide(rows, runs, pr_commits, pr_head_rows=head_rows, mode=mode)
+        except RowError as exc:
+            raise FindingsError(
+                "the post-merge plan holds a row gov will not launch",
+                [violation("GOV703", str(exc), "plan", hint="regenerate the plan with gov plan")],
+            ) from exc
+        if not decision.ok:
+            findings = [
+                violation(
+                    "GOV704",
+                    f"{d.key} would have to run: {d.reason}"
+                    + (f" ({d.detail})" if d.detail else ""),
+                    d.row.where,
+                    hint="sweep the PR head again, or allow reruns (reuse mode instead of reuse-only)",
+                )
+                for d in decision.rerun
+            ]
+            raise FindingsError("reuse-only: some rows have no reusable result", findings)
+        section = SweepSection(decision, dry_run=dry_run)
+        rerun = [d.row for d in decision.rerun]
+        if not rerun:
+            return section
+        resolver = resolver_for(paths, settings)
+        machine = machine_name(launcher_name)
+        section.resolved = resolve_rows(
+            rerun,
+            resolver,
+            paths.results,
+            machine=machine,
+            timeout_seconds=timeout_seconds,
+            build=not dry_run,
+        )
+        if dry_run:
+            return section
+        launcher = get_launcher(launcher_name, settings, paths.results)
+        ready = sum(1 for r in section.resolved if r.ok)
+        section.launch = launch_rows(
+            section.resolved,
+            launcher,
+            ledger,
+            commit=commit or repo.head_sha(),
+            pr=pr_number,
+            parallel=parallel,
+            on_event=Progress(ready) if progress else None,
+        )
+    return section

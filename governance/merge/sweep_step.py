@@ -1,0 +1,122 @@
+"""prepare-merge's sweep step: reuse the PR's results, launch the rest.
+
+The adapter between the merge state machine (`steps.SweepHook`) and the
+sweeps service (`sweeps.aftermerge.sweep_after_merge`). Launch scripts are
+taken from the prepared merge commit, checked out in a temporary linked
+worktree, so a row runs the scripts it will land with; results and the run
+ledger stay with the repository. The PR-head plan is computed too, so a
+rerun can say "fingerprint changed by main" rather than "new recipe".
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from governance.core.codes import violation
+from governance.core.diagnostics import GovError, Violation
+from governance.core.settings import Settings
+from governance.git.repo import GitRepo
+from governance.merge.steps import SweepOutcome, SweepRequest
+from governance.sweeps.reuse import ReuseMode
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOptions:
+    launcher: str = "local"
+    mode: ReuseMode = ReuseMode.AUTO
+    parallel: int = 1
+    timeout_seconds: float | None = None  # None: the launch service's default
+    progress: bool = True
+
+
+class SweepAfterMerge:
+    """A `SweepHook` for `prepare_merge(..., sweep=SweepAfterMerge(...))`."""
+
+    def __init__(self, repo: GitRepo, settings: Settings, options: SweepOptions) -> None:
+        self.repo = repo
+        self.settings = settings
+        self.options = options
+
+    def __call__(self, request: SweepRequest) -> SweepOutcome:
+        from governance.merge.sweep_service import sweep_after_merge
+
+        extra: dict[str, Any] = {}
+        if self.options.timeout_seconds is not None:
+            extra["timeout_seconds"] = self.options.timeout_seconds
+        checkout = Path(tempfile.mkdtemp(prefix="gov-sweep-"))
+        tree = checkout / "tree"
+        self.repo.add_worktree(tree, request.prepared)
+        try:
+            section = sweep_after_merge(
+                self.repo,
+                self.settings,
+                request.plan.document,
+                request.pr,
+                # the prepared commit counts as the PR's: a rerun of a failed
+                # prepare-merge reuses what the first attempt launched
+                (*request.pr_commits, request.prepared),
+                self.options.launcher,
+                self.options.mode,
+                request.dry_run,
+                pr_head_document=self._pr_head_plan(request),
+                parallel=self.options.parallel,
+                progress=self.options.progress,
+                commit=request.prepared,
+                scripts_root=tree,
+                **extra,
+            )
+        finally:
+            self.repo.remove_worktree(tree)
+            shutil.rmtree(checkout, ignore_errors=True)
+        return SweepOutcome(section.render_text(), section.to_dict(), _problems(section))
+
+    def _pr_head_plan(self, request: SweepRequest) -> dict[str, Any] | None:
+        """The plan the PR's own sweeps ran (None when it cannot be built:
+        it only sharpens the reasons given for reruns)."""
+        from governance.matrix import sources
+
+        if not request.pr_head or not request.main_tip:
+            return None
+        try:
+            base = self.repo.merge_base(request.pr_head, request.main_tip)
+            result = sources.plan_between(
+                self.repo,
+                base,
+                request.pr_head,
+                changelog_path=self.settings.changelog,
+                cache=sources.default_cache(self.repo),
+            )
+        except GovError:
+            return None
+        return result.document
+
+
+def _problems(section: Any) -> list[Violation]:
+    """GOV702/GOV705 findings for rows that could not run or did not succeed."""
+    if section.dry_run:
+        return [
+            violation("GOV702", f"{row['key']}: {row['problem']}", row["where"])
+            for row in section.rows()
+            if row.get("problem")
+        ]
+    found = []
+    for row in section.rows():
+        if row["action"] != "rerun" or row.get("status") == "succeeded":
+            continue
+        if row.get("problem"):
+            found.append(violation("GOV702", f"{row['key']}: {row['problem']}", row["where"]))
+        else:
+            status = row.get("status", "not launched")
+            found.append(
+                violation(
+                    "GOV705",
+                    f"{row['key']}: {status}",
+                    row["where"],
+                    hint=f"see `gov runs show {row['fingerprint'] or ''}` for its log",
+                )
+            )
+    return found

@@ -1,0 +1,304 @@
+"""The launch service: plan document -> resolved jobs -> launcher -> ledger.
+
+`resolve_plan` is what `--dry-run` shows; `launch_rows` runs what resolved,
+checks each succeeded job left its result file (the launcher only knows exit
+codes) and records every outcome in the ledger in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from governance.core.codes import violation
+from governance.core.diagnostics import UsageError, Violation, line_col
+from governance.sweeps.identity import (
+    EVAL_SECTIONS,
+    THROUGHPUT_SECTIONS,
+    PlanRow,
+    RowError,
+    conc_label,
+    job_key,
+)
+from governance.sweeps.jobs import (
+    DEFAULT_TIMEOUT_SECONDS,
+    build_job,
+    check_row,
+    prepare_job_dir,
+)
+from governance.sweeps.launcher import JobEvent, JobOutcome, JobStatus, Launcher, LaunchJob
+from governance.sweeps.ledger import Ledger, NewRun
+from governance.sweeps.naming import DEFAULT_SCRIPT_NAMES, ScriptResolver, TemplateError
+
+if TYPE_CHECKING:
+    from governance.core.settings import Settings
+
+HEX_PREFIX = re.compile(r"[0-9a-f]{1,64}")
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPaths:
+    scripts: Path
+    results: Path
+    ledger: Path
+
+
+def sweep_paths(root: Path, git_dir: Path, settings: Settings) -> SweepPaths:
+    """Folders from settings; relative paths are relative to the repository root."""
+    gov_dir = git_dir.resolve() / "gov"
+    scripts = root / settings.scripts
+    results = root / settings.results if settings.results else gov_dir / "results"
+    ledger = root / settings.ledger if settings.ledger else gov_dir / "runs.sqlite3"
+    return SweepPaths(scripts, results, ledger)
+
+
+def resolver_for(paths: SweepPaths, settings: Settings) -> ScriptResolver:
+    table = settings.script_names or DEFAULT_SCRIPT_NAMES
+    try:
+        return ScriptResolver(paths.scripts, table)
+    except TemplateError as exc:
+        where = f"{settings.source or 'settings'}: script-names"
+        raise UsageError(f"{where}: {exc}", "fix the template in [tool.gov.script-names]") from exc
+
+
+def load_plan(path: Path) -> dict[str, Any]:
+    """Read a `gov plan --format json` document; errors name file:line:column."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(
+            f"{path}: cannot read the plan: {exc.strerror}", "gov plan --format json > PLAN.json"
+        ) from exc
+    try:
+        document = json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: the plan is not UTF-8", "regenerate it with gov plan") from exc
+    except json.JSONDecodeError as exc:
+        line, column = line_col(data, len(exc.doc[: exc.pos].encode("utf-8")))
+        raise UsageError(
+            f"GOV701 plan-invalid: {exc.msg}",
+            "regenerate it: gov plan --base-ref BASE --format json > PLAN.json",
+            where=f"{path}:{line}:{column}",
+        ) from exc
+    problem = _shape_problem(document)
+    if problem:
+        raise UsageError(
+            f"GOV701 plan-invalid: {problem}",
+            "pass what `gov plan --format json` prints",
+            where=str(path),
+        )
+    return document
+
+
+def _shape_problem(document: Any) -> str:
+    if not isinstance(document, dict):
+        return "the plan must be a JSON object"
+    if not any(key in document for key in (*THROUGHPUT_SECTIONS, *EVAL_SECTIONS)):
+        return "no single_node, multi_node or evals section"
+    for section in THROUGHPUT_SECTIONS:
+        buckets = document.get(section, {})
+        if not isinstance(buckets, dict):
+            return f"`{section}` must map buckets to lists of rows"
+        for bucket, rows in buckets.items():
+            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+                return f"`{section}.{bucket}` must be a list of row objects"
+    for section in EVAL_SECTIONS:
+        rows = document.get(section, [])
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            return f"`{section}` must be a list of row objects"
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """One plan row on its way to a launcher (job None: why in `problem`)."""
+
+    row: PlanRow
+    key: str
+    script: Path | None
+    job: LaunchJob | None  # None in a dry run (nothing built) or with a problem
+    tried: tuple[str, ...] = ()
+    problem: str = ""
+    code: str = ""  # GOV702 no script / GOV703 unsafe value
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem
+
+
+def select_only(rows: Sequence[PlanRow], only: Sequence[str]) -> list[PlanRow]:
+    """Rows whose fingerprint starts with one of `only` (hex prefixes)."""
+    if not only:
+        return list(rows)
+    prefixes = [p.lower() for p in only]
+    for prefix in prefixes:
+        if not HEX_PREFIX.fullmatch(prefix):
+            raise UsageError(
+                f"--only {prefix!r}: not a hex fingerprint prefix", "e.g. --only b5ed5309"
+            )
+    return [r for r in rows if r.fingerprint and r.fingerprint.startswith(tuple(prefixes))]
+
+
+def resolve_rows(
+    rows: Sequence[PlanRow],
+    resolver: ScriptResolver,
+    results_root: Path,
+    *,
+    machine: str,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+    build: bool = True,
+) -> list[Resolved]:
+    """Script and job per row; `build=False` (dry run) only validates."""
+    out: list[Resolved] = []
+    seen: set[str] = set()
+    for row in rows:
+        try:
+            key = job_key(row)
+        except RowError as exc:
+            out.append(Resolved(row, "-", None, None, (), str(exc), "GOV703"))
+            continue
+        if key in seen:  # the same point twice in one plan runs once
+            continue
+        seen.add(key)
+        found = resolver.resolve(row)
+        if found.script is None:
+            code = "GOV703" if not found.tried else "GOV702"
+            out.append(Resolved(row, key, None, None, found.tried, found.problem, code))
+            continue
+        try:
+            if not build:
+                check_row(row, machine)
+                out.append(Resolved(row, key, found.script, None, found.tried))
+                continue
+            job = build_job(
+                row,
+                found.script,
+                results_root=results_root,
+                machine=machine,
+                timeout_seconds=timeout_seconds,
+                key=key,
+            )
+        except RowError as exc:
+            out.append(Resolved(row, key, found.script, None, found.tried, str(exc), "GOV703"))
+            continue
+        out.append(Resolved(row, key, found.script, job, found.tried))
+    return out
+
+
+def problems(resolved: Sequence[Resolved]) -> list[Violation]:
+    """Violations for rows that cannot launch (for FindingsError / reports)."""
+    return [
+        violation(item.code, item.problem, item.row.where, hint="see gov launch --dry-run")
+        for item in resolved
+        if not item.ok
+    ]
+
+
+class Progress:
+    """Plain-text progress on stderr: rows done, running, failed."""
+
+    def __init__(self, total: int, write: Callable[[str], None] | None = None) -> None:
+        self.total = total
+        self.done = self.running = self.failed = 0
+        self._write = write or (lambda text: sys.stderr.write(text + "\n"))
+
+    def __call__(self, event: JobEvent) -> None:
+        if event.status is None:
+            self.running += 1
+            what = "started"
+        else:
+            self.running = max(0, self.running - 1)
+            self.done += 1
+            self.failed += event.status is not JobStatus.SUCCEEDED
+            what = str(event.status)
+        self._write(
+            f"gov launch: {self.done}/{self.total} done, {self.running} running, "
+            f"{self.failed} failed - {event.key} {what}"
+        )
+
+
+def _expected_results(job: LaunchJob, row: PlanRow) -> list[Path]:
+    name = job.env.get("RESULT_FILENAME", "")
+    if row.is_eval:
+        return sorted(job.result_dir.glob("results*.json"))
+    if row.is_multinode:
+        return sorted(job.result_dir.glob(f"{name}_*.json"))
+    path = job.result_dir / f"{name}.json"
+    return [path] if path.is_file() else []
+
+
+def _checked(outcome: JobOutcome, row: PlanRow) -> JobOutcome:
+    """A zero exit without the result file is a failure (spec 2.3 files)."""
+    if outcome.status is JobStatus.SUCCEEDED and not _expected_results(outcome.job, row):
+        wanted = outcome.job.env.get("RESULT_FILENAME", "?")
+        return replace(
+            outcome, status=JobStatus.FAILED, detail=f"exit 0 but no result file {wanted}.json"
+        )
+    return outcome
+
+
+@dataclass(slots=True)
+class LaunchResult:
+    resolved: list[Resolved]
+    outcomes: list[JobOutcome] = field(default_factory=list)
+    run_ids: dict[str, int] = field(default_factory=dict)  # job key -> ledger id
+
+    @property
+    def interrupted(self) -> bool:
+        return any(o.status is JobStatus.CANCELLED for o in self.outcomes)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.resolved) and all(
+            o.status is JobStatus.SUCCEEDED for o in self.outcomes
+        )
+
+
+def launch_rows(
+    resolved: Sequence[Resolved],
+    launcher: Launcher,
+    ledger: Ledger,
+    *,
+    commit: str,
+    pr: int | None,
+    parallel: int,
+    on_event: Callable[[JobEvent], None] | None = None,
+) -> LaunchResult:
+    """Run every resolved job and record the outcomes (also when interrupted)."""
+    ready = [item for item in resolved if item.job is not None]
+    rows: Mapping[str, PlanRow] = {item.key: item.row for item in ready}
+    jobs = [item.job for item in ready if item.job is not None]
+    for item in ready:
+        assert item.job is not None
+        prepare_job_dir(item.job, item.row)
+    outcomes = [
+        _checked(o, rows[o.job.key])
+        for o in launcher.launch(jobs, parallel=parallel, on_event=on_event)
+    ]
+    records = [
+        NewRun(
+            fingerprint=rows[o.job.key].fingerprint,
+            job_key=o.job.key,
+            conc=conc_label(rows[o.job.key]),
+            commit_sha=commit,
+            pr=pr,
+            launcher=launcher.name,
+            started_at=o.started_at.isoformat(timespec="seconds"),
+            ended_at=o.ended_at.isoformat(timespec="seconds"),
+            status=str(o.status),
+            exit_code=o.exit_code,
+            detail=o.detail,
+            result_path=str(o.job.result_dir),
+            script=str(o.job.script),
+        )
+        for o in outcomes
+    ]
+    ids = ledger.add(records)
+    return LaunchResult(
+        list(resolved), outcomes, {o.job.key: i for o, i in zip(outcomes, ids, strict=True)}
+    )

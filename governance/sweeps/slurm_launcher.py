@@ -1,0 +1,460 @@
+"""The Slurm launcher: one job array per launch, one array task per row.
+
+How a launch runs (docs/slurm.md has the long version):
+
+1. A launch folder is created under `work_dir`. It receives `manifest.json`
+   (per task: argv, environment, cwd = result folder, row JSON, log and status
+   file paths, timeout), a copy of the wrapper `governance/resources/slurm/array-task.py`,
+   the status files and Slurm's own per-task output.
+2. ONE `sbatch --array=0-<n-1>%<parallel>` submits the wrapper; each task reads
+   its manifest entry by `$SLURM_ARRAY_TASK_ID` and runs the script with exactly
+   that environment. Values travel through files and argv, never a shell.
+3. The array is followed with `squeue` (and `sacct` when accounting works) until
+   every task is terminal. Slurm states map onto `JobStatus`; the wrapper's
+   status file supplies the exact exit code and whether the row's own timeout
+   fired (a job array has one `--time` for all tasks: the largest timeout).
+
+Every subprocess call here is an argv list; nothing is interpolated into a
+shell string.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+
+from governance.sweeps.launcher import (
+    LOG_NAME,
+    JobEvent,
+    JobOutcome,
+    JobStatus,
+    LaunchJob,
+    inherited_env,
+    script_argv,
+)
+from governance.sweeps.slurm_client import (  # noqa: F401  (re-exported for callers)
+    RUNNING_STATES,
+    STATE_STATUS,
+    SlurmError,
+    accounting_available,
+    first_line,
+    run_tool,
+    slurm_available,
+)
+
+# The wrapper lives next to the cluster script, in the repository's launch/ folder.
+# The array-task wrapper ships as package data (copied into each launch folder).
+WRAPPER = Path(str(resources.files("governance.resources") / "slurm" / "array-task.py"))
+# Seconds added to a row's timeout before Slurm's --time and the launcher's own
+# check step in: the wrapper needs its SIGTERM→SIGKILL grace and some start-up.
+SLURM_TIME_MARGIN = 60.0
+# Polls to wait for a finished task's status file before going without it.
+STATUS_WAITS = 3
+# How long squeue may keep failing (controller restart, network) before giving up.
+LOST_CONTACT_SECONDS = 600.0
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def time_limit_minutes(jobs: Sequence[LaunchJob]) -> int:
+    longest = max(job.timeout_seconds for job in jobs) + SLURM_TIME_MARGIN
+    return max(1, math.ceil(longest / 60))
+
+
+@dataclass
+class _Task:
+    """What the launcher knows about one array task while following it."""
+
+    index: int
+    job: LaunchJob
+    status_file: Path
+    slurm_state: str = "PENDING"
+    reason: str = ""
+    seen_running: datetime | None = None
+    outcome: JobOutcome | None = None
+    forced_timeout: bool = False  # the launcher cancelled it for overrunning its timeout
+    status_waits: int = 0  # polls spent waiting for the status file to appear
+
+
+class SlurmLauncher:
+    """Runs each launch as one Slurm job array (see the module docstring)."""
+
+    name = "slurm"
+
+    @classmethod
+    def from_settings(cls, settings: object, results: Path | None) -> SlurmLauncher:
+        """Launch folders go next to the results (a shared filesystem on a real
+        cluster, since compute nodes read the manifest from there)."""
+        return cls(results / ".slurm" if results is not None else None)
+
+    def __init__(
+        self,
+        work_dir: Path | None = None,
+        *,
+        poll_interval: float = 5.0,
+        partition: str | None = None,
+        account: str | None = None,
+        extra_sbatch_args: Sequence[str] = (),
+        python: str | None = None,
+        kill_grace_seconds: float = 10.0,
+        wrapper: Path = WRAPPER,
+    ) -> None:
+        # The launch folder must be visible from the compute nodes (shared FS on
+        # a real cluster): the wrapper reads the manifest and writes status there.
+        self.work_dir = work_dir or Path(".gov") / "slurm"
+        self.poll_interval = poll_interval
+        self.partition = partition
+        self.account = account
+        self.extra_sbatch_args = tuple(extra_sbatch_args)
+        self.python = python  # interpreter for the wrapper on compute nodes
+        self.kill_grace_seconds = kill_grace_seconds
+        self.wrapper = wrapper
+        self.job_id: str | None = None  # the current array, once submitted
+        self.launch_dir: Path | None = None
+        self._cancel = threading.Event()
+        self._use_sacct: bool | None = None
+
+    # -- public ---------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Ask a running launch() to scancel its array (thread-safe).
+
+        launch() then keeps following the array until Slurm reports every task
+        terminal; unfinished tasks come back cancelled.
+        """
+        self._cancel.set()
+
+    def launch(
+        self,
+        jobs: Sequence[LaunchJob],
+        *,
+        parallel: int,
+        on_event: Callable[[JobEvent], None] | None = None,
+    ) -> list[JobOutcome]:
+        if not jobs:
+            return []
+        if parallel < 1:
+            raise ValueError(f"parallel must be at least 1, got {parallel}")
+        self._cancel.clear()
+        self.job_id = None
+        tasks = self._prepare(jobs)
+        self.job_id = self._submit(tasks, parallel)
+        emit = on_event or (lambda _event: None)
+        try:
+            self._follow(tasks, emit)
+        except KeyboardInterrupt:
+            # Ctrl-C: cancel the whole array, keep what already finished.
+            self._scancel([self.job_id])
+            self._poll(tasks, emit)
+            for task in tasks:
+                if task.outcome is None:
+                    self._finish(task, JobStatus.CANCELLED, "interrupted: array cancelled", emit)
+        return [task.outcome for task in tasks if task.outcome is not None]
+
+    # -- preparing and submitting ----------------------------------------------
+
+    def _prepare(self, jobs: Sequence[LaunchJob]) -> list[_Task]:
+        launch_id = f"{_now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+        launch_dir = (self.work_dir / launch_id).resolve()
+        (launch_dir / "status").mkdir(parents=True)
+        self.launch_dir = launch_dir
+        tasks = []
+        entries = []
+        for index, job in enumerate(jobs):
+            job.result_dir.mkdir(parents=True, exist_ok=True)
+            task = _Task(index, job, launch_dir / "status" / f"{index}.json")
+            tasks.append(task)
+            entries.append(
+                {
+                    "key": job.key,
+                    "script": str(job.script),
+                    "argv": script_argv(job.script),
+                    "env": {**inherited_env(os.environ), **job.env},
+                    "cwd": str(job.result_dir),
+                    "row_json": str(job.row_json),
+                    "log": str(job.result_dir / LOG_NAME),
+                    "status": str(task.status_file),
+                    "timeout_seconds": job.timeout_seconds,
+                    "kill_grace_seconds": self.kill_grace_seconds,
+                }
+            )
+        manifest = {"version": 1, "launch_id": launch_id, "tasks": entries}
+        (launch_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        # A copy of the wrapper goes into the launch folder: the launch stays
+        # reproducible, and its first line can name the compute nodes' python.
+        source = self.wrapper.read_text(encoding="utf-8")
+        if self.python:
+            if any(ch.isspace() for ch in self.python):
+                raise ValueError(f"python path must not contain whitespace: {self.python!r}")
+            source = f"#!{self.python}\n" + source.split("\n", 1)[1]
+        wrapper = launch_dir / "array-task.py"
+        wrapper.write_text(source, encoding="utf-8")
+        wrapper.chmod(0o755)
+        return tasks
+
+    def _submit(self, tasks: list[_Task], parallel: int) -> str:
+        assert self.launch_dir is not None
+        jobs = [task.job for task in tasks]
+        # '%' starts a filename pattern in --output; the folder name must stay literal.
+        out_dir = str(self.launch_dir).replace("%", "%%")
+        argv = [
+            "sbatch",
+            "--parsable",
+            f"--array=0-{len(tasks) - 1}%{min(parallel, len(tasks))}",
+            f"--time={time_limit_minutes(jobs)}",
+            f"--job-name=gov-{self.launch_dir.name}",
+            f"--output={out_dir}/slurm-%A_%a.out",
+            f"--chdir={self.launch_dir}",
+            "--no-requeue",  # a silently re-run row would be counted twice
+        ]
+        if self.partition:
+            argv.append(f"--partition={self.partition}")
+        if self.account:
+            argv.append(f"--account={self.account}")
+        argv += [*self.extra_sbatch_args, "--"]
+        argv += [str(self.launch_dir / "array-task.py"), str(self.launch_dir / "manifest.json")]
+        try:
+            done = run_tool(argv)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SlurmError(f"sbatch failed: {exc}") from exc
+        job_id = done.stdout.strip().split(";")[0]
+        if done.returncode != 0 or not job_id.isdigit():
+            reason = first_line(done.stderr) or first_line(done.stdout) or "no output"
+            raise SlurmError(f"sbatch failed (exit {done.returncode}): {reason}")
+        return job_id
+
+    # -- following --------------------------------------------------------------
+
+    def _follow(self, tasks: list[_Task], emit: Callable[[JobEvent], None]) -> None:
+        assert self.job_id is not None
+        cancelled = False
+        last_contact = time.monotonic()
+        # Back off from a quick first look to `poll_interval`: short arrays
+        # finish in seconds, long ones should not hammer slurmctld.
+        wait = min(self.poll_interval, 0.25)
+        while any(task.outcome is None for task in tasks):
+            if self._cancel.is_set() and not cancelled:
+                self._scancel([self.job_id])
+                cancelled = True
+            if self._poll(tasks, emit):
+                last_contact = time.monotonic()
+            elif time.monotonic() - last_contact > LOST_CONTACT_SECONDS:
+                self._scancel([self.job_id])
+                for task in tasks:
+                    if task.outcome is None:
+                        self._finish(task, JobStatus.FAILED, "lost contact with Slurm", emit)
+                return
+            self._check_overrun(tasks)
+            if not any(task.outcome is None for task in tasks):
+                break
+            if cancelled:
+                # The event stays set, so waiting on it would not wait at all.
+                time.sleep(min(wait, 1.0))
+            else:
+                # Waiting on the event lets cancel() take effect at once.
+                self._cancel.wait(wait)
+            wait = min(self.poll_interval, wait * 2)
+
+    def _poll(self, tasks: list[_Task], emit: Callable[[JobEvent], None]) -> bool:
+        """One look at the array; False when Slurm could not be asked."""
+        assert self.job_id is not None
+        states = self._squeue(self.job_id)
+        if states is None:
+            return False
+        missing = []
+        for task in tasks:
+            if task.outcome is not None:
+                continue
+            if task.index not in states:
+                missing.append(task)
+                continue
+            state, reason = states[task.index]
+            self._observe(task, state, reason, emit)
+        if missing:
+            # Purged from the controller's memory (MinJobAge) before we saw the end.
+            finals = self._sacct(self.job_id) if self._sacct_usable() else {}
+            for task in missing:
+                state = finals.get(task.index)
+                if state:
+                    self._observe(task, state, "", emit)
+                else:
+                    self._from_status_file(task, emit)
+        return True
+
+    def _observe(
+        self, task: _Task, state: str, reason: str, emit: Callable[[JobEvent], None]
+    ) -> None:
+        task.slurm_state, task.reason = state, reason
+        if state in RUNNING_STATES:
+            self._started(task, emit)
+        if state not in STATE_STATUS:
+            return
+        status = STATE_STATUS[state]
+        recorded = self._read_status(task)
+        if not recorded and state in ("COMPLETED", "FAILED") and task.status_waits < STATUS_WAITS:
+            # The wrapper wrote its status file before exiting, but a shared
+            # filesystem may show it to this machine a little later.
+            task.status_waits += 1
+            return
+        if recorded.get("timed_out") or (status is JobStatus.CANCELLED and task.forced_timeout):
+            status = JobStatus.TIMED_OUT
+        if recorded or status is not JobStatus.CANCELLED:
+            self._started(task, emit)  # it ran, if only between two polls
+        detail = str(recorded.get("error") or "")
+        if status is not JobStatus.SUCCEEDED and not detail:
+            detail = f"Slurm state {state}" + (f" ({reason})" if reason not in ("", "None") else "")
+        if not recorded and status is JobStatus.FAILED and self.launch_dir is not None:
+            # The wrapper itself failed: its traceback is in Slurm's output file.
+            out = self.launch_dir / f"slurm-{self.job_id}_{task.index}.out"
+            detail += f"; no status file, see {out}"
+        self._finish(task, status, detail, emit, recorded)
+
+    def _from_status_file(self, task: _Task, emit: Callable[[JobEvent], None]) -> None:
+        recorded = self._read_status(task)
+        if not recorded:
+            detail = "task left the Slurm queue without writing its status file"
+            self._finish(task, JobStatus.FAILED, detail, emit)
+            return
+        self._started(task, emit)
+        if recorded.get("timed_out"):
+            status = JobStatus.TIMED_OUT
+        elif recorded.get("exit_code") == 0:
+            status = JobStatus.SUCCEEDED
+        else:
+            status = JobStatus.FAILED
+        self._finish(task, status, str(recorded.get("error") or ""), emit, recorded)
+
+    @staticmethod
+    def _started(task: _Task, emit: Callable[[JobEvent], None]) -> None:
+        """The start event, once per task; a task cancelled while pending gets none."""
+        if task.seen_running is None:
+            task.seen_running = _now()
+            emit(JobEvent(task.job.key, None, task.seen_running))
+
+    def _finish(
+        self,
+        task: _Task,
+        status: JobStatus,
+        detail: str,
+        emit: Callable[[JobEvent], None],
+        recorded: Mapping[str, object] | None = None,
+    ) -> None:
+        recorded = recorded or {}
+        ended = _parse_time(recorded.get("ended_at")) or _now()
+        started = _parse_time(recorded.get("started_at")) or task.seen_running or ended
+        code = recorded.get("exit_code")
+        if status is JobStatus.FAILED and not isinstance(code, int):
+            code = self._scontrol_exit_code(task)
+        if status is JobStatus.FAILED and isinstance(code, int) and not detail.startswith("exit"):
+            detail = f"exit code {code}" + (f"; {detail}" if detail else "")
+        task.outcome = JobOutcome(
+            job=task.job,
+            status=status,
+            exit_code=code if isinstance(code, int) else None,
+            started_at=started,
+            ended_at=ended,
+            log_path=task.job.result_dir / LOG_NAME,
+            detail=detail,
+        )
+        emit(JobEvent(task.job.key, status, ended))
+
+    def _check_overrun(self, tasks: list[_Task]) -> None:
+        """The launcher's own timeout check, behind the wrapper's and Slurm's."""
+        assert self.job_id is not None
+        now = _now()
+        late = []
+        for task in tasks:
+            if task.outcome is not None or task.seen_running is None or task.forced_timeout:
+                continue
+            limit = task.job.timeout_seconds + self.kill_grace_seconds + SLURM_TIME_MARGIN
+            if (now - task.seen_running).total_seconds() > limit:
+                task.forced_timeout = True
+                late.append(f"{self.job_id}_{task.index}")
+        if late:
+            self._scancel(late)
+
+    # -- Slurm commands -----------------------------------------------------------
+
+    def _squeue(self, job_id: str) -> dict[int, tuple[str, str]] | None:
+        """Array task index → (state, reason); None when squeue fails."""
+        argv = ["squeue", "--noheader", "--array", "--states=all", f"--jobs={job_id}"]
+        try:
+            done = run_tool([*argv, "--format=%K|%T|%r"])
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if done.returncode != 0:
+            # An array purged completely from memory is "Invalid job id": not a failure to ask.
+            return {} if "Invalid job id" in done.stderr else None
+        states = {}
+        for line in done.stdout.splitlines():
+            index, _, rest = line.strip().partition("|")
+            state, _, reason = rest.partition("|")
+            if index.isdigit():  # a still-unsplit pending range shows as "0-9%2"
+                states[int(index)] = (state.split()[0] if state else "PENDING", reason)
+        return states
+
+    def _sacct_usable(self) -> bool:
+        if self._use_sacct is None:
+            self._use_sacct = accounting_available()
+        return self._use_sacct
+
+    def _sacct(self, job_id: str) -> dict[int, str]:
+        argv = ["sacct", "--noheader", "--parsable2", "--allocations", f"--jobs={job_id}"]
+        try:
+            done = run_tool([*argv, "--format=JobID,State"])
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+        states = {}
+        for line in done.stdout.splitlines():
+            ident, _, state = line.partition("|")
+            _, _, index = ident.partition("_")
+            if index.isdigit() and state:
+                states[int(index)] = state.split()[0]  # "CANCELLED by 0" → CANCELLED
+        return states
+
+    def _scontrol_exit_code(self, task: _Task) -> int | None:
+        """ExitCode=<code>:<signal> of a task whose wrapper wrote no status file."""
+        try:
+            done = run_tool(["scontrol", "--oneliner", "show", "job", f"{self.job_id}_{task.index}"])
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        for field in done.stdout.split():
+            if field.startswith("ExitCode="):
+                code = field.removeprefix("ExitCode=").split(":")[0]
+                return int(code) if code.isdigit() else None
+        return None
+
+    def _scancel(self, ids: Sequence[str]) -> None:
+        # On failure following goes on; the tasks end by their time limit at the latest.
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            run_tool(["scancel", *ids])
+
+    @staticmethod
+    def _read_status(task: _Task) -> dict[str, object]:
+        try:
+            data = json.loads(task.status_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+
+def _parse_time(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None

@@ -1,1 +1,0 @@
-"""Git hook entry points for gov (installed as the `hooks` package)."""
