@@ -31,7 +31,9 @@ def timed(
         if before is not None:
             before()
         start = time.perf_counter()
-        subprocess.run(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        subprocess.run(
+            args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+        )
         samples.append(time.perf_counter() - start)
     return samples
 
@@ -39,8 +41,10 @@ def timed(
 def report(name: str, samples: list[float]) -> None:
     median = statistics.median(samples)
     spread = max(samples) - min(samples)
-    print(f"{name:<58} median {median:7.3f} s   min {min(samples):7.3f}   max {max(samples):7.3f}   "
-          f"spread {spread:6.3f}   n={len(samples)}")
+    print(
+        f"{name:<58} median {median:7.3f} s   min {min(samples):7.3f}   max {max(samples):7.3f}   "
+        f"spread {spread:6.3f}   n={len(samples)}"
+    )
 
 
 def main() -> None:
@@ -55,13 +59,19 @@ def main() -> None:
         subprocess.run(["git", "clone", "-q", str(BUNDLE), str(clone)], check=True)
         report("gov --help", timed([GOV, "--help"], clone, options.runs))
         check = [GOV, "check", "--base-ref", "HEAD~1", "--head-ref", "HEAD", "--pr", "2707"]
+
         def forget() -> None:  # the plan findings and parsed master blocks
             shutil.rmtree(clone / ".git" / "gov", ignore_errors=True)
 
         report("gov check newest main commit, cold caches", timed(check, clone, 5, forget))
         report("gov check newest main commit (append fast path)", timed(check, clone, options.runs))
-        report("gov check newest main commit --no-configs", timed([*check, "--no-configs"], clone, options.runs))
-        report("gov check newest main commit --full", timed([*check, "--full"], clone, options.runs))
+        report(
+            "gov check newest main commit --no-configs",
+            timed([*check, "--no-configs"], clone, options.runs),
+        )
+        report(
+            "gov check newest main commit --full", timed([*check, "--full"], clone, options.runs)
+        )
         audit = [GOV, "audit", "main", "--no-configs", "--format", "jsonl"]
         report("gov audit --no-configs (830 commits)", timed(audit, clone, options.audit_runs))
 

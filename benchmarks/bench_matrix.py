@@ -54,9 +54,7 @@ def report(name: str, samples: list[float]) -> None:
 
 def plan_once(repo_path: Path, cache_dir: Path, validate_all: bool = True) -> None:
     repo = GitRepo(repo_path)
-    plan_between(
-        repo, "main^", "main", cache=BlockCache(cache_dir), validate_all=validate_all
-    )
+    plan_between(repo, "main^", "main", cache=BlockCache(cache_dir), validate_all=validate_all)
 
 
 def matrix_once(repo_path: Path, cache_dir: Path) -> int:

@@ -97,7 +97,11 @@ def example_repo(make_repo: Callable[..., Repo]) -> Repo:
 @pytest.fixture
 def sweep_repo(example_repo: Repo) -> Repo:
     """The example repository with its launch scripts and `scripts` setting."""
-    shutil.copytree(PROJECT / "launch" / "benchmarks", example_repo.path / "launch" / "benchmarks", symlinks=True)
+    shutil.copytree(
+        PROJECT / "launch" / "benchmarks",
+        example_repo.path / "launch" / "benchmarks",
+        symlinks=True,
+    )
     example_repo.write("pyproject.toml", '[tool.gov]\nscripts = "launch/benchmarks"\n')
     example_repo.commit("Launch scripts")
     return example_repo

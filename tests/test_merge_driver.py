@@ -27,7 +27,6 @@ from tests.conftest import GIT_ENV, Repo, git
 LOG = "perf-changelog.yaml"
 
 
-
 def gov(cwd: Path, exe: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GOV_"))}
     env.update(GIT_ENV, HOME=str(cwd))

@@ -105,9 +105,7 @@ def resolve_entry_keys(
                 continue
             line, column = locate(changelog, entry, ("config-keys", index))
             problems.append(
-                unresolved_violation(
-                    patterns[index], known, masters, changelog.path, line, column
-                )
+                unresolved_violation(patterns[index], known, masters, changelog.path, line, column)
             )
     return list(resolved), problems
 

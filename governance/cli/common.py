@@ -80,7 +80,6 @@ def guarded(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-
 def open_repo(overrides: dict[str, Any] | None = None) -> tuple[GitRepo, Settings]:
     """Open the repository and load its settings (flags override)."""
     from governance.core.settings import load_settings

@@ -117,7 +117,9 @@ def build_plan(
 ) -> PlanResult:
     """`process_changelog` (7): diff of the changelog + catalogs -> plan.
     `base` is needed only when the sweep is append-only."""
-    return plan_additions(changelog_additions(diff_text, options.changelog_path), head, options, base)
+    return plan_additions(
+        changelog_additions(diff_text, options.changelog_path), head, options, base
+    )
 
 
 def plan_additions(

@@ -22,7 +22,17 @@ from governance.core.diagnostics import UsageError
 
 # What both launchers hand a script besides the row's own variables: enough
 # to find tools and credentials, nothing else of the submitting shell.
-INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER", "HF_TOKEN", "HF_HUB_CACHE")
+INHERITED_ENV = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "TZ",
+    "USER",
+    "HF_TOKEN",
+    "HF_HUB_CACHE",
+)
 LOG_NAME = "gov-job.log"  # combined stdout and stderr, inside each result folder
 
 

@@ -29,6 +29,7 @@ STATE_STATUS: dict[str, JobStatus] = {
 RUNNING_STATES = {"RUNNING", "COMPLETING", "CONFIGURING", "SIGNALING", "STAGE_OUT", "SUSPENDED"}
 USABLE_NODE_STATES = {"idle", "mixed", "allocated", "completing"}
 
+
 class SlurmError(RuntimeError):
     """Submission failed: nothing ran, so there is no outcome to report."""
 

@@ -428,7 +428,9 @@ class SlurmLauncher:
     def _scontrol_exit_code(self, task: _Task) -> int | None:
         """ExitCode=<code>:<signal> of a task whose wrapper wrote no status file."""
         try:
-            done = run_tool(["scontrol", "--oneliner", "show", "job", f"{self.job_id}_{task.index}"])
+            done = run_tool(
+                ["scontrol", "--oneliner", "show", "job", f"{self.job_id}_{task.index}"]
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         for field in done.stdout.split():

@@ -25,8 +25,16 @@ def corpus_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("corpus") / "inferencex"
     subprocess.run(["git", "clone", "-q", str(BUNDLE), str(target)], check=True)
     subprocess.run(
-        ["git", "-C", str(target), "fetch", "-q", "--update-head-ok", "origin",
-         "+refs/heads/*:refs/heads/*"],
+        [
+            "git",
+            "-C",
+            str(target),
+            "fetch",
+            "-q",
+            "--update-head-ok",
+            "origin",
+            "+refs/heads/*:refs/heads/*",
+        ],
         check=True,
     )
     return target

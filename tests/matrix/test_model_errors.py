@@ -54,8 +54,9 @@ GOOD = textwrap.dedent(
 )
 
 
-def make_catalog(amd: str, nvidia: str = "{}\n", runners: str = RUNNERS,
-                 cache: BlockCache | None = None) -> Catalog:
+def make_catalog(
+    amd: str, nvidia: str = "{}\n", runners: str = RUNNERS, cache: BlockCache | None = None
+) -> Catalog:
     return Catalog(
         [SourceFile(AMD_MASTER, amd.encode()), SourceFile(NVIDIA_MASTER, nvidia.encode())],
         SourceFile(RUNNER_FILE, runners.encode()),
@@ -90,7 +91,8 @@ def test_unknown_field_is_located_with_did_you_mean() -> None:
     found = make_catalog(text).violations()
     unknown = only(found, "GOV513")
     assert (unknown.path, unknown.line, unknown.column) == (
-        AMD_MASTER, *position(text, "conc-lst"),
+        AMD_MASTER,
+        *position(text, "conc-lst"),
     )
     assert "'good-fp8-h200-vllm'" in unknown.message
     assert "scenarios.fixed-seq-len.0.search-space.0.conc-lst" in unknown.message
@@ -154,7 +156,8 @@ def test_multinode_search_space_without_workers() -> None:
     )
     found = [v for v in make_catalog(text).violations() if v.code == "GOV514"]
     assert {v.message.rsplit(".", 1)[-1] for v in found} == {
-        "prefill: Field required", "decode: Field required"
+        "prefill: Field required",
+        "decode: Field required",
     }
     assert all((v.line, v.column) == position(text, "conc-list") for v in found)
 
@@ -306,7 +309,9 @@ CHANGELOG = textwrap.dedent(
 def appended(text: str, first_line: int = 1) -> Additions:
     """The appended lines of a changelog, numbered as in the file."""
     lines = text.splitlines()
-    return Additions("perf-changelog.yaml", tuple(lines), tuple(range(first_line, first_line + len(lines))))
+    return Additions(
+        "perf-changelog.yaml", tuple(lines), tuple(range(first_line, first_line + len(lines)))
+    )
 
 
 OPTIONS = PlanOptions(base_ref="base", head_ref="head")
@@ -317,7 +322,8 @@ def test_plan_violations_are_located_in_the_changelog() -> None:
     assert keys == ["good-fp8-h200-vllm"]
     unknown = only(found, "GOV501")
     assert (unknown.path, unknown.line, unknown.column) == (
-        "perf-changelog.yaml", *position(CHANGELOG, "good-fp8-h200-vlm\n"),
+        "perf-changelog.yaml",
+        *position(CHANGELOG, "good-fp8-h200-vlm\n"),
     )
     assert "good-fp8-h200-vllm" in unknown.hint
     wildcard = only(found, "GOV502")
@@ -372,4 +378,3 @@ def test_block_cache_reuses_parsed_blocks(tmp_path, monkeypatch) -> None:
     second = make_catalog(GOOD, cache=cache)  # a line scan only: no block parsed yet
     monkeypatch.setattr(yamlsafe, "load", no_parsing)
     assert second.raw("good-fp8-h200-vllm") == expected
-

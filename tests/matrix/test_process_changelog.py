@@ -57,13 +57,12 @@ def reference_message(record: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize(
-    ("commit", "records"), COMMITS, ids=[c[:10] for c, _ in COMMITS]
-)
+@pytest.mark.parametrize(("commit", "records"), COMMITS, ids=[c[:10] for c, _ in COMMITS])
 def test_plan_matches_reference(
     commit: str, records: dict[str, dict[str, Any]], repo: GitRepo, block_cache: BlockCache
 ) -> None:
     for mode, record in records.items():
+
         def run(
             record: dict[str, Any] = record, mode: str = mode, validate_all: bool = True
         ) -> Any:

@@ -48,11 +48,13 @@ DIFF = textwrap.dedent(
 
 
 def catalog() -> Catalog:
-    return catalog_from_texts({
-        "configs/amd-master.yaml": MASTER,
-        "configs/nvidia-master.yaml": "{}\n",
-        "configs/runners.yaml": "labels:\n  h200: [h200_0]\n",
-    })
+    return catalog_from_texts(
+        {
+            "configs/amd-master.yaml": MASTER,
+            "configs/nvidia-master.yaml": "{}\n",
+            "configs/runners.yaml": "labels:\n  h200: [h200_0]\n",
+        }
+    )
 
 
 def test_rows_json_and_text() -> None:
