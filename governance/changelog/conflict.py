@@ -1,10 +1,10 @@
-"""Three-way changelog resolution at merge time (spec §9) and the git merge
-driver built on it. Pure: bytes in, bytes out.
+"""Three-way changelog resolution at merge time (docs/rules.md, 'Conflict
+resolution') and the git merge driver built on it. Pure: bytes in, bytes out.
 
 Main's bytes are kept verbatim; the PR's additions are re-appended with the
 PR's link, or its pr-link corrections re-applied. A PR addition is dropped only
 when main gained the same entry since the merge-base, not when any historical
-entry happens to read the same (gap G10). Every result is re-checked before
+entry happens to read the same. Every result is re-checked before
 it is returned.
 """
 
@@ -34,7 +34,7 @@ from governance.core.diagnostics import Violation, line_col
 _Content = tuple[bytes, object]  # an entry's content block and its parsed mapping
 
 
-# -- §9 conflict resolution -------------------------------------------------------
+# -- conflict resolution ----------------------------------------------------------
 
 
 def resolve_conflict(
@@ -136,7 +136,7 @@ def _reappend(
 def _survivors(
     ancestor: Sequence[_Content], main: Changelog, additions: Sequence[Entry]
 ) -> tuple[list[Entry], tuple[DroppedEntry, ...]]:
-    """Drop the additions main gained since the merge-base (gap G10).
+    """Drop the additions main gained since the merge-base (docs/merge-differences.md).
 
     An entry counts as gained when main holds more copies of its content
     (ignoring pr-link) than the merge-base did; each gained copy accounts for
@@ -219,8 +219,8 @@ def _block_with_link(
 def _assemble(
     main: Changelog, blocks: Sequence[tuple[bytes, LinkEdit | None]]
 ) -> tuple[bytes, tuple[LinkRewrite, ...]]:
-    """Main's bytes, then the blocks one empty line apart (spec §9 step 3:
-    the first empty line only when main does not already end with one)."""
+    """Main's bytes, then the blocks one empty line apart (the first empty
+    line only when main does not already end with one)."""
     lead = b"" if main.data.endswith(b"\n\n") or not blocks else b"\n"
     pieces = [main.data + lead]
     offset = len(pieces[0])
@@ -249,7 +249,7 @@ def _reapply_corrections(
     policy: LinkPolicy,
     mode: CheckMode,
 ) -> EditResult:
-    """Re-apply the PR's pr-link corrections to main's bytes (spec §9 step 4)."""
+    """Re-apply the PR's pr-link corrections to main's bytes."""
     ancestor = _entries_of(stage1, main.path)
     edits: list[LinkEdit] = []
     problems: list[Violation] = []

@@ -1,6 +1,7 @@
 """Bytes -> Changelog: entries with their byte spans, lines and parsed values.
 
-Parsing follows spec §2 (file invariants, in order) and §3 (entry spans).
+Parsing follows docs/rules.md, 'Reading one version of the file' (file
+invariants, in order, and entry spans).
 Each entry's span is parsed as its own small YAML document. For a valid file
 that is the same as parsing the whole file, and it makes two things cheap:
 locating a fault (the line offset is known) and re-parsing history (an entry
@@ -31,7 +32,7 @@ class Entry:
 
     index: int  # 1-based position in the file
     start: int  # offset of its `- config-keys:` line
-    content_end: int  # end of its last non-blank line (spec §3)
+    content_end: int  # end of its last non-blank line (the content block)
     end: int  # start of the next entry, or EOF
     line: int  # 1-based line of `start`
     raw: Any  # the parsed mapping as YAML produced it; None when trusted, not parsed
@@ -86,7 +87,7 @@ def content_end(data: bytes, start: int, end: int) -> int:
 
 @lru_cache(maxsize=16)
 def parse(data: bytes, path: str, *, source: str = "head", trusted_prefix: int = 0) -> ParseResult:
-    """Apply the file invariants of spec §2 and split the file into entries.
+    """Apply the file invariants (docs/rules.md) and split the file into entries.
 
     Memoized: the same snapshot is checked in several modes (audit: main and
     PR mode; merge: resolve, then canonicalize, then check), and the result
@@ -128,7 +129,7 @@ def parse(data: bytes, path: str, *, source: str = "head", trusted_prefix: int =
 
 
 def _byte_faults(data: bytes, fail) -> list[Violation]:
-    """Spec §2 steps 1-5, each located at its first occurrence."""
+    """The byte invariants (GOV101-GOV105), each located at its first occurrence."""
     faults: list[Violation] = []
     if not data.endswith(b"\n"):
         faults.append(
@@ -171,7 +172,7 @@ def _byte_faults(data: bytes, fail) -> list[Violation]:
 def _parse_entries(
     data: bytes, text: str, starts: list[int], path: str, source: str, trusted_prefix: int
 ) -> Changelog | list[Violation]:
-    """Spec §2 steps 6-10 on the decoded text; returns violations on failure."""
+    """The YAML and entry invariants on the decoded text; returns violations on failure."""
     problems: list[Violation] = []
 
     def at(code: str, message: str, line: int, column: int, hint: str) -> Violation:
@@ -210,7 +211,7 @@ def _parse_entries(
             )
         ]
 
-    # Spec §2 step 8 counts lines the way str.splitlines splits them; the byte
+    # The entry count (GOV109) counts lines the way str.splitlines splits them; the byte
     # spans use `\n` only. Both must agree or entries cannot be located.
     counted = sum(1 for line in text.splitlines() if line.startswith(_ENTRY_PREFIX))
     if counted != len(starts):

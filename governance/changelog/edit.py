@@ -1,8 +1,8 @@
 """Byte-surgical edits of the changelog at merge time. Pure: bytes in, bytes out.
 
-* `canonicalize` (spec §8, here): fill in the PR's link where its appended
+* `canonicalize` (docs/rules.md, 'Canonicalization'; here): fill in the PR's link where its appended
   entries hold a placeholder.
-* `resolve_conflict` and `merge_driver` (spec §9): in `resolve.py`.
+* `resolve_conflict` and `merge_driver` (docs/rules.md, 'Conflict resolution'): in `resolve.py`.
 
 Every result is re-checked with the append-only rules before it is returned,
 so an edit can never produce bytes that `check` would refuse. Links change by
@@ -29,7 +29,7 @@ DEFAULT_PATH = "perf-changelog.yaml"
 
 @dataclass(frozen=True, slots=True)
 class DroppedEntry:
-    """A PR addition left out because main gained the same entry (gap G10)."""
+    """A PR addition left out because main gained the same entry since the merge-base."""
 
     pr_entry: int  # 1-based index on the PR side
     main_entry: int  # 1-based index of the matching entry on main
@@ -51,7 +51,7 @@ class EditResult:
         return not self.violations
 
 
-# -- §8 canonicalization ----------------------------------------------------------
+# -- canonicalization -------------------------------------------------------------
 
 
 def canonicalize(

@@ -1,4 +1,4 @@
-"""Entry schema faults as located violations (spec §1.2, codes GOV2xx)."""
+"""Entry schema faults as located violations (docs/rules.md, codes GOV2xx)."""
 
 from __future__ import annotations
 

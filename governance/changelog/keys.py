@@ -1,6 +1,7 @@
 """Resolve the config keys of appended entries against the master config keys.
 
-Semantics follow the changelog processor (spec matrix §7.3): a pattern with
+Semantics follow the changelog processor (docs/matrix.md, 'From the changelog
+to the plan'): a pattern with
 `*` matches any run of characters and every other character is literal; any
 other pattern must be an exact key.
 """
@@ -39,7 +40,7 @@ def resolve_pattern(pattern: str, known: Sequence[str]) -> list[str]:
 
 
 def resolve_keys(patterns: Sequence[str], known: Sequence[str]) -> tuple[list[str], list[int]]:
-    """The one key resolver (spec matrix §7.3), shared by `gov check` and the
+    """The one key resolver (docs/matrix.md), shared by `gov check` and the
     matrix engine: matched keys in first-occurrence order (master order within
     a wildcard) and the indexes of the patterns that match nothing."""
     known_set = frozenset(known)

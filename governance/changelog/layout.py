@@ -1,7 +1,7 @@
-"""Byte layout rules: spec §6 (the three byte regimes) and gov's stricter
-whitespace rules on appended entries (gap G9).
+"""Byte layout rules: the three byte regimes and gov's stricter whitespace
+rules on appended entries (docs/rules.md, 'Byte regimes').
 
-Pure: bytes and entry spans in, violations out. The entry comparison (§5)
+Pure: bytes and entry spans in, violations out. The entry comparison
 decides how many additions and corrections there are; these rules check that
 the bytes say the same thing.
 """
@@ -14,13 +14,13 @@ from governance.changelog.document import ENTRY_START, Changelog, Entry
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation, line_col
 
-# -- §6 byte regimes --------------------------------------------------------------
+# -- byte regimes -----------------------------------------------------------------
 
 
 def byte_rules(
     base: bytes, head: bytes, path: str, additions: int, corrections: int
 ) -> list[Violation]:
-    """Spec §6: exactly one regime applies (appends, corrections only, or none)."""
+    """Exactly one regime applies (appends, corrections only, or none)."""
 
     def at(code: str, message: str, offset: int, hint: str) -> Violation:
         line, column = line_col(head, offset)
@@ -145,7 +145,7 @@ def _correction_bytes(base: bytes, head: bytes, corrections: int, path: str) -> 
     return []
 
 
-# -- stricter whitespace rules on appended entries (gap G9) ----------------------
+# -- stricter whitespace rules on appended entries (GOV312-GOV314) ---------------
 
 
 def appended_whitespace(new: Changelog, additions: Sequence[Entry]) -> list[Violation]:

@@ -20,7 +20,7 @@ class LinkKind(Enum):
     CANONICAL = "canonical"  # template with a plain decimal number >= 1
     # Matches the reference's `\d+` but not plain ASCII decimal: non-ASCII
     # digits (`٩٥`), leading zeros (`00095`) or zero. The reference accepts
-    # these as canonical (gap G7); gov does not.
+    # these as canonical; gov does not (GOV405).
     LOOSE_NUMBER = "loose-number"
     OTHER = "other"
 

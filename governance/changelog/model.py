@@ -1,4 +1,4 @@
-"""The schema of one changelog entry (spec: changelog-rules §1.2)."""
+"""The schema of one changelog entry (docs/rules.md, 'The changelog file')."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """check(base, head, policy, mode) -> Verdict: the append-only rules.
 
-Pure: bytes and plain data in, a Verdict out. Spec changelog-rules §5 (entry
-comparison), §6 (byte regimes), §7 (pr-link policy), plus gov's stricter rules
-on appended entries (gaps G7, G9) and, when master keys are given, config-key
-resolution.
+Pure: bytes and plain data in, a Verdict out. docs/rules.md: 'Comparing base and
+head', 'Byte regimes', 'pr-link policy', plus gov's stricter rules on appended
+entries (plain link numbers, whitespace) and, when master keys are given,
+config-key resolution.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def _appends_only(base: bytes, head: bytes) -> bool:
     return not head[len(base) : gap_end].strip(b" \n")
 
 
-# -- §5 entry comparison ---------------------------------------------------------
+# -- entry comparison ------------------------------------------------------------
 
 
 def _compare_entries(old: Changelog, new: Changelog, policy: LinkPolicy, verdict: Verdict) -> bool:
@@ -247,7 +247,7 @@ def _first_difference(a: bytes, b: bytes, first_line: int) -> tuple[int, int]:
     return first_line + min(len(a_lines), len(b_lines)) - 1, 1
 
 
-# -- §7 link policy ---------------------------------------------------------------
+# -- link policy ------------------------------------------------------------------
 
 
 def _link_policy(new: Changelog, entry: Entry, policy: LinkPolicy, mode: CheckMode) -> list:

@@ -1,7 +1,8 @@
 """Rewrite pr-link values by splicing their byte spans.
 
 The span of a value is found with the YAML composer, so a placeholder quoted
-or continued on the next line is replaced as a whole (gap G11), and nothing
+or continued on the next line is replaced as a whole (the reference rewrote the
+line and left `…/pull/N XXX`), and nothing
 outside the value moves: history bytes, separators and comments stay exact.
 """
 

@@ -23,7 +23,7 @@ class Rule:
 
 
 _RULES = (
-    # -- file bytes and YAML (spec §2) --------------------------------------
+    # -- file bytes and YAML (docs/rules.md) --------------------------------
     Rule("GOV101", "no-final-newline", "the file must end with a newline"),
     Rule("GOV102", "cr-bytes", "no carriage returns (CRLF line endings)"),
     Rule("GOV103", "tab-bytes", "no tab characters, not even inside quoted strings"),
@@ -37,7 +37,7 @@ _RULES = (
     Rule("GOV111", "too-large", "the file is larger than gov will parse"),
     Rule("GOV112", "yaml-alias", "bounded YAML aliases (no alias bombs)"),
     Rule("GOV113", "yaml-tag", "no custom YAML tags"),
-    # -- entry schema (spec §1.2) -------------------------------------------
+    # -- entry schema (docs/rules.md) ---------------------------------------
     Rule("GOV201", "schema", "the entry does not match the changelog entry schema"),
     Rule("GOV202", "unknown-field", "only the documented fields are allowed"),
     Rule("GOV203", "missing-field", "config-keys, description and pr-link are required"),
@@ -50,7 +50,7 @@ _RULES = (
         "appended entries spell fields in kebab-case (pr-link, not pr_link)",
         stricter=True,
     ),
-    # -- history (spec §5, §6) ----------------------------------------------
+    # -- history (docs/rules.md) --------------------------------------------
     Rule("GOV301", "entries-deleted", "existing entries are never deleted"),
     Rule("GOV302", "entry-modified", "existing entries are immutable except pr-link corrections"),
     Rule("GOV303", "mixed-correction-and-append", "corrections and appends go in separate changes"),
@@ -76,7 +76,7 @@ _RULES = (
         stricter=True,
     ),
     Rule("GOV315", "entry-reformatted", "an entry changed bytes without a semantic change"),
-    # -- pr-link policy (spec §7) -------------------------------------------
+    # -- pr-link policy (docs/rules.md) -------------------------------------
     Rule("GOV401", "pr-link-not-expected", "a PR's entries link that PR or use a placeholder"),
     Rule("GOV402", "main-link-not-canonical", "entries on main carry a canonical PR link"),
     Rule("GOV403", "correction-not-canonical", "a pr-link correction writes a canonical link"),

@@ -1,4 +1,4 @@
-"""GitHub through its REST API (httpx), for the calls listed in spec §7.
+"""GitHub through its REST API (httpx): pull requests, their commits, check runs, the squash merge.
 
 The token never leaves this module except in the Authorization header: it is
 kept out of reprs, and every error message is scrubbed of it in case a server
@@ -327,7 +327,7 @@ class GitHubForge(Forge):
         if pr.head_sha != expected_head_sha:
             raise HeadMovedError(number, expected_head_sha, pr.head_sha)
         # `sha` makes GitHub itself refuse (409) if the head moves after the
-        # check above: the check-then-merge race of the reference (gap 6.10).
+        # check above: the reference's check-then-merge race (docs/differences.md).
         body: dict[str, str] = {
             "sha": expected_head_sha,
             "merge_method": method,

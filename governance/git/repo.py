@@ -247,7 +247,7 @@ class GitRepo(GitWrites):
 
     def diff_text(self, base: str, head: str, path: str) -> str:
         """`git diff base head -- path` (two-dot, unified, git's defaults)
-        as text: the changelog processor reads its `+` lines (matrix spec 7.2).
+        as text: the plan reads its `+` lines (docs/matrix.md, 'From the changelog to the plan').
         Colour and external diff drivers are switched off so user config
         cannot change the text."""
         out = self._repo.git.diff(

@@ -11,5 +11,6 @@ Module map (one responsibility each):
 * `render`  - text / markdown views of rows and plans.
 * `sources` - thin adapter that reads the inputs from git (the only I/O).
 
-The contract is `spec/matrix.md`; section numbers in comments refer to it.
+The contract is docs/matrix.md; deliberate differences from the reference are in
+docs/matrix-differences.md.
 """

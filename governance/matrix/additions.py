@@ -1,7 +1,8 @@
-"""Spec 7.2: the changelog entries a change appends, read from the `+` lines
+"""The changelog entries a change appends, read from the `+` lines
 of `git diff base head -- perf-changelog.yaml`, parsed and validated, with
-positions mapped back to lines of the changelog file; and 7.3: the config keys
-they name, resolved against a catalog."""
+positions mapped back to lines of the changelog file; and the config keys
+they name, resolved against a catalog (docs/matrix.md, 'From the changelog to
+the plan')."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ class Additions:
 
 
 def changelog_additions(diff_text: str, path: str = CHANGELOG_FILE) -> Additions:
-    """Scan a unified diff the way the reference does (7.2 steps 1-2)."""
+    """Scan a unified diff the way the reference does (deletions, then `+` lines)."""
     contents: list[str] = []
     lines: list[int] = []
     new_line = 0
@@ -79,7 +80,7 @@ def changelog_additions(diff_text: str, path: str = CHANGELOG_FILE) -> Additions
 
 
 def parse_additions(additions: Additions) -> list[Any]:
-    """7.2 steps 3-4: the added lines as a YAML list (round-trip containers,
+    """The added lines as a YAML list (round-trip containers,
     so later checks can point at lines)."""
     path = additions.path
     text = additions.text
@@ -146,7 +147,7 @@ class Where:
 
 
 def validate_entries(raw_entries: Sequence[Any], where: Where) -> list[SweepEntry]:
-    """7.2.1: every entry against the processor's schema."""
+    """Every entry against the processor's schema."""
     entries: list[SweepEntry] = []
     problems: list[Violation] = []
     parent = raw_entries
@@ -171,7 +172,7 @@ def validate_entries(raw_entries: Sequence[Any], where: Where) -> list[SweepEntr
     return entries
 
 
-# -- 7.3 key resolution of the appended entries ------------------------------------
+# -- key resolution of the appended entries ----------------------------------------
 
 
 def resolve_entry_keys(

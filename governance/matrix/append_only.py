@@ -1,4 +1,7 @@
-"""Spec 7.7: append-only entries may only add points to existing curves."""
+"""Append-only entries may only add points to existing curves.
+
+The rules: docs/matrix.md, 'Append-only deltas'.
+"""
 
 from __future__ import annotations
 
@@ -88,7 +91,7 @@ def _curve(row: dict[str, Any]) -> str:
 def append_only_delta(
     base_rows: list[dict[str, Any]], head_rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Only the new points of existing (or same-series) curves (7.7)."""
+    """Only the new points of existing (or same-series) curves."""
     base: dict[str, set[int]] = {}
     for row in base_rows:
         base.setdefault(_curve(row), set()).update(_points(row))

@@ -1,6 +1,6 @@
 """Master configs + runner file -> a validated, lazily parsed `Catalog`.
 
-Pure: bytes in, data and located `Violation`s out (sections 1 and 2).
+Pure: bytes in, data and located `Violation`s out (docs/matrix.md, 'Master configs').
 
 Why lazy: the NVIDIA master file is ~300 KB of YAML and a pure-Python YAML
 parse of it takes seconds. Each file is split into per-key blocks
@@ -146,7 +146,7 @@ class Catalog:
         return master.path, line, column
 
     def resolve_globs(self, patterns: Sequence[str]) -> list[str]:
-        """Generator key resolution (4.1): shell globs or exact keys."""
+        """Generator key resolution: shell globs or exact keys."""
         keys = self.keys
         resolved: list[str] = []
         for pattern in patterns:
@@ -180,7 +180,7 @@ class Catalog:
         return resolved
 
     def match_wildcard(self, pattern: str) -> list[str]:
-        """Changelog key resolution (7.3) of one pattern; [] when nothing matches."""
+        """Changelog key resolution of one pattern; [] when nothing matches."""
         if "*" not in pattern:
             return [pattern] if pattern in self._owner else []
         return resolve_pattern(pattern, self.keys)
@@ -315,7 +315,7 @@ class Catalog:
 
     def advisory_violations(self, keys: Iterable[str] | None = None) -> list[Violation]:
         """Findings for `gov check` that row generation itself tolerates:
-        runners missing from the runner file's labels (9.12) and scenario
+        runners missing from the runner file's labels and scenario
         blocks whose empty search-space generates no rows at all."""
         data, _ = self.runner_result()
         found: list[Violation] = []

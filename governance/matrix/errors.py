@@ -4,7 +4,7 @@ live in governance.core.codes with every other rule).
 Every failure of the matrix engine is a list of located `Violation`s; the
 exception only bundles them so pure functions can stop early. The first
 violation's message is the exception text (it mirrors the reference tool's
-error text where the spec pins one).
+error text where tests compare it).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Eval selection (spec section 6): which generated rows also run evals.
+"""Eval selection (docs/matrix.md, 'Eval selection'): which generated rows also run evals.
 
 *mark* flags, per parallelism identity, the row to evaluate; *expand*
 (`--all-evals`) merges rows that differ only in concurrency into one eval row.
@@ -14,7 +14,7 @@ from typing import Any
 from governance.matrix.model import AGENTIC
 
 MIN_EVAL_CONC = 16
-# keys that do not change what is being measured (6.1 "parallelism identity")
+# keys that do not change what is being measured (the "parallelism identity")
 EVAL_KEYS = ("conc", "run-eval", "eval-only", "eval-conc", "eval-all-concs", "exp-name")
 
 
@@ -33,7 +33,7 @@ def _is_8k1k(row: dict[str, Any]) -> bool:
 
 
 def mark_evals(rows: list[dict[str, Any]], *, include_agentic: bool) -> None:
-    """6.1/6.2: set `run-eval` on every row; flag the chosen ones."""
+    """Mark: set `run-eval` on every row; flag the chosen ones."""
     for row in rows:
         row["run-eval"] = False
     single: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
@@ -93,7 +93,7 @@ def _mark_multinode(rows: list[dict[str, Any]]) -> None:
 
 
 def expand_all_evals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """6.3: every eligible point becomes an eval; multi-node rows of one
+    """All evals: every eligible point becomes an eval; multi-node rows of one
     identity merge into one row carrying all their concurrencies."""
     out: list[dict[str, Any]] = []
     merged: dict[str, dict[str, Any]] = {}

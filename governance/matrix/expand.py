@@ -1,10 +1,10 @@
-"""One generator invocation: config keys -> sweep rows (spec sections 3-6).
+"""One generator invocation: config keys -> sweep rows (docs/matrix.md, 'Row generation').
 
 `generate()` is the `test-config` command: resolve key patterns, build rows
 from the validated raw YAML (which keeps the user's key order, e.g. inside
 workers), then apply the eval mode. Eval selection groups rows across *all*
 keys of one invocation, so callers that batch keys get the reference's
-grouping (7.6).
+grouping (docs/matrix.md, 'Eval selection').
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class EvalMode(StrEnum):
 
 
 def eval_mode_from_flags(no_evals: bool, evals_only: bool, all_evals: bool) -> EvalMode:
-    """The generator's flag rules (5.1, 5.2); ValueError on a bad combination."""
+    """The generator's eval-mode flag rules; ValueError on a bad combination."""
     if no_evals and evals_only:
         raise ValueError("argument --evals-only: not allowed with argument --no-evals")
     if no_evals and all_evals:
@@ -49,7 +49,7 @@ def eval_mode_from_flags(no_evals: bool, evals_only: bool, all_evals: bool) -> E
 
 @dataclass(frozen=True, slots=True)
 class Filters:
-    """Optional generator filters (5.3). None means "no filter"."""
+    """Optional generator filters (docs/matrix.md, 'Row generation'). None means "no filter"."""
 
     scenario_types: tuple[str, ...] | None = None
     seq_lens: tuple[str, ...] | None = None
@@ -62,7 +62,7 @@ def seq_len_name(isl: int, osl: int) -> str:
 
 
 def conc_range(start: int, end: int) -> list[int]:
-    """Doubling steps from start, always ending exactly at end (3.3)."""
+    """Doubling steps from start, always ending exactly at end."""
     values = [start]
     current = start
     while current != end:
@@ -98,7 +98,7 @@ def generate(
 
 
 def apply_eval_mode(rows: list[dict[str, Any]], mode: EvalMode) -> list[dict[str, Any]]:
-    """5.2: mark / expand / keep eval rows. Mutates and returns rows."""
+    """The eval modes: mark / expand / keep eval rows. Mutates and returns rows."""
     if mode is EvalMode.NO_EVALS:
         return rows
     if mode is EvalMode.DEFAULT:
@@ -113,11 +113,11 @@ def apply_eval_mode(rows: list[dict[str, Any]], mode: EvalMode) -> list[dict[str
     return selected
 
 
-# -- row building (section 4) ---------------------------------------------------
+# -- row building ---------------------------------------------------------------
 
 
 def build_rows(catalog: Catalog, keys: Sequence[str], filters: Filters) -> list[dict[str, Any]]:
-    runner = catalog.runner  # loaded and validated on every invocation (1.2)
+    runner = catalog.runner  # loaded and validated on every invocation, as the reference does
     kinds = filters.scenario_types or SCENARIO_KINDS
     rows: list[dict[str, Any]] = []
     for key in keys:
@@ -183,7 +183,7 @@ def _keep(values: list[int], allowed: tuple[int, ...] | None) -> list[int]:
 
 
 def _fixed_concs(entry: dict[str, Any]) -> list[int]:
-    # fixed-seq-len: a present `conc-list` wins even when empty (3.3 quirk)
+    # fixed-seq-len: a present `conc-list` wins even when empty (reference quirk)
     if entry.get("conc-list") is not None:
         return list(entry["conc-list"])
     return conc_range(entry["conc-start"], entry["conc-end"])
@@ -196,12 +196,12 @@ def _agentic_concs(entry: dict[str, Any]) -> list[int]:
 
 
 def _scoped(entry: dict[str, Any], config: dict[str, Any], field: str) -> Any:
-    """2.6: a key present in the entry wins even when null."""
+    """Component scope: a key present in the entry wins even when null."""
     return entry[field] if field in entry else config.get(field)
 
 
 def _worker(raw: dict[str, Any]) -> dict[str, Any]:
-    """3.4: the worker as written, then pp/dcp-size/pcp-size defaults."""
+    """The worker as written, then pp/dcp-size/pcp-size defaults."""
     worker = dict(raw)
     for name in ("pp", "dcp-size", "pcp-size"):
         worker.setdefault(name, 1)
@@ -361,7 +361,7 @@ def _multinode_agentic_row(
     return row
 
 
-# -- DRAM budget (3.6) -----------------------------------------------------------
+# -- DRAM budget -----------------------------------------------------------------
 
 
 def _dram_budget(

@@ -1,11 +1,11 @@
-"""Pydantic schemas for the matrix engine (spec sections 1.2, 2, 7.2.1, 7.9).
+"""Pydantic schemas for the matrix engine (docs/matrix.md: configs, runner file, plan).
 
 Input schemas reject unknown keys at every level. They only *validate*: rows
 are generated from the raw YAML data (which keeps the user's key order), so
 models here never need to round-trip values.
 
-Scalars are strict (a quoted "8" is not an int, 1 is not a bool): the spec
-leaves odd inputs undefined and strictness turns them into clear errors.
+Scalars are strict (a quoted "8" is not an int, 1 is not a bool): the corpus
+never relies on coercion and strictness turns odd inputs into clear errors.
 Error locations (`loc`) use the YAML spellings because every field carries its
 kebab-case alias; `catalog` maps them back to line/column.
 """
@@ -57,7 +57,7 @@ MSG_IMAGE_VERSION = (
 
 
 def _check_concurrency(start: int | None, end: int | None, values: list[int] | None) -> None:
-    """Concurrency rules of 2.3.1, in the spec's order."""
+    """Concurrency rules, in the reference's order (docs/matrix.md, 'Entry schema')."""
     has_range = start is not None and end is not None
     has_list = bool(values)
     if has_range and has_list:
@@ -86,7 +86,7 @@ def _check_version(value: str | None) -> str | None:
     return value
 
 
-# -- component metadata (2.6) --------------------------------------------------
+# -- component metadata --------------------------------------------------------
 
 
 class Router(_Strict):
@@ -109,7 +109,7 @@ class KvOffloadBackend(_Strict):
         return _check_version(value)
 
 
-# -- search-space entries (2.3.1, 2.3.2, 2.4, 2.5.1) ---------------------------
+# -- search-space entries ------------------------------------------------------
 
 
 class _Concurrency(_Strict):
@@ -226,7 +226,7 @@ class AgenticSearchSpace(_Concurrency):
         return self
 
 
-# -- scenario blocks (2.2, 2.3, 2.5) ------------------------------------------
+# -- scenario blocks ----------------------------------------------------------
 
 
 class SingleNodeFixedBlock(_Strict):
@@ -281,7 +281,7 @@ class MultiNodeScenarios(_Scenarios):
         return self
 
 
-# -- master-config entries (2.1) ----------------------------------------------
+# -- master-config entries ----------------------------------------------------
 
 
 class _EntryBase(_Strict):
@@ -303,7 +303,7 @@ class _EntryBase(_Strict):
         return entries
 
     def _entry_rules(self, multinode: bool) -> None:
-        """R1-R4 of 2.1, in the spec's order."""
+        """The entry rules, in the reference's order (docs/matrix.md, 'Entry schema')."""
         if self.scenarios.agentic_coding and not self.runner.startswith("cluster:"):  # type: ignore[attr-defined]
             raise ValueError(
                 "Agentic master configs must use a 'cluster:<name>' runner so every point runs "
@@ -329,7 +329,8 @@ class _EntryBase(_Strict):
                 "disagg=true requires kv-p2p-transfer at the top level or in every "
                 "search-space entry"
             )
-        # gov-only: the reference crashes on a style/multinode mismatch (2.5.1).
+        # gov-only: the reference crashes on a style/multinode mismatch
+        # (docs/matrix-differences.md).
         for block in self.scenarios.agentic_coding or ():  # type: ignore[attr-defined]
             for entry in block.search_space:
                 if multinode and not entry.is_worker_style:
@@ -374,7 +375,7 @@ def entry_schema(raw: Any) -> type[_EntryBase]:
     return SingleNodeMasterConfigEntry
 
 
-# -- runner file (1.2) -------------------------------------------------------
+# -- runner file -------------------------------------------------------------
 
 
 class RunnerHardware(_Strict):
@@ -387,7 +388,7 @@ class RunnerConfig(_Strict):
     hardware: dict[str, RunnerHardware] = Field(default_factory=dict)
 
 
-# -- changelog sweep entry (7.2.1) -------------------------------------------
+# -- changelog sweep entry ---------------------------------------------------
 
 
 class SweepEntry(_Strict):
@@ -412,7 +413,7 @@ class SweepEntry(_Strict):
 
     @property
     def scenarios(self) -> tuple[str, ...]:
-        """Scenario kinds this entry covers, in the fixed order of 7.5."""
+        """Scenario kinds this entry covers, fixed-seq-len first."""
         chosen = set(self.scenario_type or SCENARIO_KINDS)
         return tuple(kind for kind in SCENARIO_KINDS if kind in chosen)
 

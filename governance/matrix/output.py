@@ -1,4 +1,4 @@
-"""Output models: normalised matrix rows and the plan document (spec 7.9).
+"""Output models: normalised matrix rows and the plan document (docs/matrix.md).
 
 Field order here *is* the output key order; None-valued optionals are omitted.
 """
@@ -143,7 +143,7 @@ class ChangelogMetadata(BaseModel):
 
 
 class PlanDocument(BaseModel):
-    """The reference-shaped sweep document (7.8, 7.9). Used for the JSON schema;
+    """The reference-shaped sweep document (docs/matrix.md). Used for the JSON schema;
     `plan` builds the dict directly with the row models above."""
 
     model_config = ConfigDict(extra="forbid")

@@ -1,10 +1,10 @@
 """The changelog processor: appended perf-changelog entries -> plan document.
 
-Pure (spec section 7): the caller supplies the `git diff base head --
-perf-changelog.yaml` text and the head (and, for append-only sweeps, base)
-catalogs; nothing here runs git.
+Pure (docs/matrix.md, 'From the changelog to the plan'): the caller supplies
+the `git diff base head -- perf-changelog.yaml` text and the head (and, for
+append-only sweeps, base) catalogs; nothing here runs git.
 
-Pipeline, in the reference's order (7.10):
+Pipeline, in the reference's order (docs/matrix.md, 'The plan document'):
   diff text -> added lines -> YAML list -> `SweepEntry`s -> sweep rules
   -> head catalog valid -> keys resolved -> [append-only scope checks]
   -> per entry: throughput rows + eval rows (generator invocations grouped
@@ -128,7 +128,7 @@ def plan_additions(
     options: PlanOptions,
     base: Catalog | None = None,
 ) -> PlanResult:
-    """The processor from the appended lines on (7.2 step 3 onwards)."""
+    """The processor from the appended lines on (parse, validate, resolve, generate)."""
     raw_entries = parse_additions(additions)
     where = Where(options.changelog_path, additions.lines)
     entries = validate_entries(raw_entries, where)
@@ -206,7 +206,7 @@ def _process(
     base: Catalog | None,
     options: PlanOptions,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """7.4-7.6: generator invocations per entry, deduplicated by ledgers."""
+    """Generator invocations per entry, deduplicated by ledgers."""
     order = sorted(range(len(entries)), key=lambda i: not entries[i].all_evals)  # stable
     throughput_seen: dict[str, set[str]] = {}
     eval_seen: dict[str, set[str]] = {}
@@ -242,7 +242,7 @@ def _process(
 def _groups(
     keys: list[str], scenarios: tuple[str, ...], ledger: dict[str, set[str]]
 ) -> list[tuple[tuple[str, ...], list[str]]]:
-    """Keys grouped by the scenario kinds not yet covered (7.5 step 1)."""
+    """Keys grouped by the scenario kinds not yet covered."""
     groups: dict[tuple[str, ...], list[str]] = {}
     for key in keys:
         seen = ledger.setdefault(key, set())
@@ -261,11 +261,11 @@ def _prefill_ep_ok(row: dict[str, Any], minimum: int) -> bool:
     return isinstance(ep, int) and not isinstance(ep, bool) and ep >= minimum
 
 
-# -- 7.8 assembling ---------------------------------------------------------------
+# -- assembling -------------------------------------------------------------------
 
 
 def trim_conc(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """7.8.1: one lowest-concurrency point per recipe."""
+    """trim-conc: one lowest-concurrency point per recipe."""
     keep: dict[str, int] = {}  # recipe -> index of its smallest-conc row
     for index, row in enumerate(rows):
         if row.get("prefill") is not None:
@@ -289,14 +289,14 @@ def trim_conc(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def recipe_fingerprint(row: dict[str, Any]) -> str:
-    """7.8.2: SHA-256 of the canonical JSON of the row without conc/exp-name."""
+    """SHA-256 of the canonical JSON of the row without conc/exp-name (docs/matrix.md)."""
     recipe = {k: v for k, v in row.items() if k not in CURVE_IGNORE}
     text = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def normalise_row(row: dict[str, Any]) -> dict[str, Any]:
-    """7.9: the output schema's key order and defaults."""
+    """The output schema's key order and defaults."""
     agentic = row.get("scenario-type") == AGENTIC
     multinode = row.get("prefill") is not None
     if agentic:
@@ -379,7 +379,7 @@ class HistoryItem:
 
 def history(config_key: str, entries: Sequence[Any]) -> list[HistoryItem]:
     """Every changelog entry that named `config_key` directly or through a
-    `*` wildcard (processor semantics, 7.3), oldest first."""
+    `*` wildcard (processor semantics), oldest first."""
     found: list[HistoryItem] = []
     for index, entry in enumerate(entries):
         patterns = entry.get("config-keys") if isinstance(entry, Mapping) else None

@@ -1,4 +1,4 @@
-"""The runner file (`configs/runners.yaml`): labels and hardware (spec 1.2)."""
+"""The runner file (`configs/runners.yaml`): labels and hardware (docs/matrix.md)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class RunnerData:
 
 
 def parse_runner_file(source: SourceFile) -> tuple[RunnerData | None, list[Violation]]:
-    """Validate the runner file (1.2). Returns the data or the violations."""
+    """Validate the runner file. Returns the data or the violations."""
     path = source.path
     if source.data is None:
         return None, [violation("GOV520", f"Runner config file '{path}' does not exist.", path)]

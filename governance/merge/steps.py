@@ -169,7 +169,7 @@ def _already_prepared(w: Work, prior: jr.Journal) -> bool:
 
 
 def validate(w: Work) -> None:
-    """The PR's own change against its merge-base (spec §5/§6, PR mode)."""
+    """The PR's own change against its merge-base, in PR mode (docs/prepare-merge.md)."""
     w.step("validate")
     assert w.pull is not None
     head = w.pull.head_sha

@@ -233,7 +233,7 @@ def _expected_results(job: LaunchJob, row: PlanRow) -> list[Path]:
 
 
 def _checked(outcome: JobOutcome, row: PlanRow) -> JobOutcome:
-    """A zero exit without the result file is a failure (spec 2.3 files)."""
+    """A zero exit without the result file is a failure (docs/sweeps.md)."""
     if outcome.status is JobStatus.SUCCEEDED and not _expected_results(outcome.job, row):
         wanted = outcome.job.env.get("RESULT_FILENAME", "?")
         return replace(

@@ -1,9 +1,10 @@
 """What identifies a plan row for launching and reuse (pure: dicts in, data out).
 
-A row's *recipe* is its fingerprint (spec 7.8.2: SHA-256 of the row without
-conc/exp-name); a *point* is recipe + concurrency. Values that end up in file
-names (fingerprints, exp-names, tokens of script names) are validated here, so
-nothing a changelog or master config says can steer a path.
+A row's *recipe* is its fingerprint (SHA-256 of the row without conc/exp-name,
+docs/matrix.md, 'Recipe fingerprints'); a *point* is recipe + concurrency.
+Values that end up in file names (fingerprints, exp-names, tokens of script
+names) are validated here, so nothing a changelog or master config says can
+steer a path.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def safe_token(row: PlanRow, field: str, value: Any | None = None) -> str:
 
 
 def eval_id(row: PlanRow) -> str:
-    """Eval rows carry no fingerprint (spec 6.18): name them by their content."""
+    """Eval rows carry no fingerprint: name them by their content."""
     text = json.dumps(dict(row.data), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -1,4 +1,4 @@
-"""Plan row -> LaunchJob: environment (spec 1.3), result file name (2.3), folders.
+"""Plan row -> LaunchJob: environment, result file name, folders (docs/sweeps.md).
 
 Row values reach a script only as environment variables and as a JSON file;
 the script runs from an argv list, never through a shell string. Values that
@@ -23,7 +23,7 @@ from governance.sweeps.launcher import LaunchJob
 ROW_JSON_NAME = "gov-row.json"
 DEFAULT_TIMEOUT_SECONDS = 500 * 60  # the reference's single-node job timeout
 
-# row key -> env name (spec 1.3 direct renames)
+# row key -> env name (the reference's direct renames)
 DIRECT = {
     "exp-name": "EXP_NAME",
     "model": "MODEL",
@@ -61,7 +61,7 @@ WORKER = {
     "hardware": "HARDWARE",
 }
 ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
-# `additional-settings` may export KEY=VALUE (spec 1.3), but never a name that
+# `additional-settings` may export KEY=VALUE, but never a name that
 # changes how a process or shell starts, nor one gov itself sets.
 FORBIDDEN_EXTRA = re.compile(
     r"(PATH|HOME|IFS|ENV|BASH_ENV|BASHOPTS|SHELLOPTS|PS4|PYTHON\w*|LD_\w*|DYLD_\w*|GOV_\w*)"
@@ -116,7 +116,7 @@ def check_row(row: PlanRow, machine: str) -> None:
 
 
 def result_filename(row: PlanRow, machine: str) -> str:
-    """RF of spec 2.3, built from validated tokens only."""
+    """The result file name (RF, docs/sweeps.md), built from validated tokens only."""
     data = row.data
     fingerprint = checked_fingerprint(row)
     head = "_".join((token(row, "exp-name"), token(row, "precision"), token(row, "framework")))
@@ -144,7 +144,7 @@ def result_filename(row: PlanRow, machine: str) -> str:
 
 
 def row_env(row: PlanRow, *, machine: str, result_dir: Path, row_json: Path) -> dict[str, str]:
-    """The environment of spec 1.3 for one row (without the inherited base)."""
+    """The environment a script receives for one row (without the inherited base)."""
     data = row.data
     env = {name: _text(data[key]) for key, name in DIRECT.items() if data.get(key) is not None}
     env["RECIPE_FINGERPRINT"] = checked_fingerprint(row) or ""

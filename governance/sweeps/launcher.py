@@ -58,7 +58,7 @@ class LaunchJob:
 
     key: str  # unique within a launch: "<fingerprint[:16]>-conc<conc>" or "eval-..."
     script: Path  # absolute, already checked to lie inside the scripts folder
-    env: Mapping[str, str]  # row fields under the spec's names (merge-and-launch.md §1.3)
+    env: Mapping[str, str]  # row fields under the reference's names (docs/sweeps.md)
     row_json: Path  # the row as a JSON file; its path is also in env["GOV_ROW_JSON"]
     result_dir: Path  # created by the launcher; the script's cwd and RESULT_DIR
     timeout_seconds: float

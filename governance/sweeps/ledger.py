@@ -20,7 +20,7 @@ SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    fingerprint TEXT,              -- NULL for eval rows (spec 6.18)
+    fingerprint TEXT,              -- NULL for eval rows (they have none)
     job_key     TEXT NOT NULL,     -- <fingerprint[:16]>-conc<N> or eval-<id16>-conc<N>
     conc        TEXT NOT NULL,     -- "64", or "4x8x16" for a multi-node conc list
     commit_sha  TEXT NOT NULL,

@@ -1,4 +1,4 @@
-"""Row -> launch script: the reference's naming rule (spec 1.5) as data.
+"""Row -> launch script: the reference's naming rule as data (docs/sweeps.md, 'Row → script').
 
 The rule is an ordered list of candidate name templates per hardware token;
 the first candidate that exists below the scripts folder wins. Templates use
@@ -19,7 +19,7 @@ from governance.sweeps.identity import PlanRow, RowError, safe_token
 
 _BASE = "{node}/{scenario}/{model}_{precision}_{hw}"
 _MTP = "{spec=mtp:_mtp}"
-# Spec 1.5, one row per launcher family. "*" is the fallback (B200/B300/RTX).
+# One row per launcher family (docs/sweeps.md). "*" is the fallback (B200/B300/RTX).
 DEFAULT_SCRIPT_NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("mi300x", (f"{_BASE}{_MTP}.sh",)),
     ("mi325x", (f"{_BASE}{_MTP}.sh",)),

@@ -1,7 +1,7 @@
 """Per-row reuse at merge time (pure: plan rows + ledger runs in, decisions out).
 
 The reference reuses a whole PR run or nothing and never compares the merged
-matrix with the run it reuses (spec 6.1, 6.2). Here every row of the
+matrix with the run it reuses (docs/differences.md). Here every row of the
 post-merge plan is decided on its own: it is REUSED only when the ledger holds
 a successful run of the *same recipe fingerprint at the same concurrency*
 produced from a commit of this PR; every other row is RERUN, with a reason.
