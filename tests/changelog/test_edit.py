@@ -70,7 +70,7 @@ def test_full_url_and_quoted_placeholders_are_rewritten() -> None:
 
 
 def test_continuation_line_placeholder_is_rewritten_whole() -> None:
-    """Gap G11: the reference rewrote only the `  pr-link:` line."""
+    """The reference rewrote only the `  pr-link:` line (docs/merge-differences.md)."""
     block = entry("c").replace(b"  pr-link: XXX\n", b"  pr-link:\n    XXX\n")
     result = canonicalize(BASE, log(BASE, block), PR, POLICY)
     assert result.ok
@@ -93,7 +93,7 @@ def test_expected_link_and_no_change_are_left_alone() -> None:
 
 
 def test_only_appended_placeholders_change() -> None:
-    """History may hold placeholders (G5); only the PR's own entries are filled in."""
+    """History may hold placeholders; only the PR's own entries are filled in."""
     base = log(entry("a", "XXX"), entry("b", link(2)))
     result = canonicalize(base, log(base, entry("new")), PR, POLICY)
     assert result.data == log(base, entry("new", EXPECTED))
@@ -120,7 +120,7 @@ def test_canonicalize_refuses_history_edits() -> None:
 
 
 def test_repository_of_the_policy_is_used() -> None:
-    """Gap G12: the link written is the one the same policy validates."""
+    """Repository parameter: the link written is the one the same policy validates."""
     fork = LinkPolicy(repository="acme/InferenceX")
     base = log(entry("a", fork.expected(1)))
     result = canonicalize(base, log(base, entry("new")), 5, fork)
@@ -168,7 +168,7 @@ def test_resolve_continuation_placeholder() -> None:
 
 
 def test_resolve_keeps_an_addition_that_only_looks_like_history() -> None:
-    """Gap G10: the PR re-runs entry a's text; main never gained it."""
+    """Dedupe only what main gained: the PR re-runs entry a's text; main never gained it."""
     main = log(BASE, entry("m", link(3)))
     pr_side = log(BASE, entry("a", "XXX"))
     result = resolve_conflict(BASE, pr_side, main, PR, POLICY)
@@ -324,7 +324,7 @@ def histories(draw: st.DrawFn) -> tuple[list[bytes], list[bytes], list[tuple[byt
     """History entries, main's new entries, and the PR's new entries as
     (block as written, block with the canonical link) pairs. Namespaced keys
     keep main's and the PR's additions distinct; a PR entry may reuse a
-    history entry's text (which must survive, gap G10)."""
+    history entry's text (which must survive: only what main gained is dropped)."""
 
     def block(prefix: str, pr_link: str) -> bytes:
         return entry(prefix + draw(KEY), pr_link, draw(TEXT).strip() or "x")

@@ -33,7 +33,7 @@ def codes(base: bytes | None, head: bytes, mode: CheckMode = CheckMode.pr_mode(7
         (BASE + b"\n" + entry(link=LINK + "7").encode(), CheckMode.main(expect_pr=7), []),
         (BASE + b"\n" + entry(link="XXX").encode(), CheckMode(), []),
         (BASE, CheckMode.pr_mode(7), []),  # a no-op is valid
-        # pr-link policy (G1: PLACEHOLDER is not a placeholder; G5: another PR's number)
+        # pr-link policy (PLACEHOLDER is not a placeholder; another PR's number is refused)
         (BASE + b"\n" + entry(link="PLACEHOLDER").encode(), CheckMode.pr_mode(7), ["GOV401"]),
         (BASE + b"\n" + entry(link=LINK + "XXXX").encode(), CheckMode.pr_mode(7), ["GOV401"]),
         (BASE + b"\n" + entry(link=LINK + "6").encode(), CheckMode.pr_mode(7), ["GOV401"]),
@@ -41,7 +41,7 @@ def codes(base: bytes | None, head: bytes, mode: CheckMode = CheckMode.pr_mode(7
         (BASE + b"\n" + entry(link="XXX").encode(), CheckMode.main(), ["GOV402"]),
         (BASE + b"\n" + entry(link=LINK + "7/changes").encode(), CheckMode.main(), ["GOV402"]),
         (BASE + b"\n" + entry(link=LINK + "6").encode(), CheckMode.main(expect_pr=7), ["GOV404"]),
-        # G7: numbers the reference's \d accepts
+        # numbers the reference's \d accepts (GOV405)
         (BASE + b"\n" + entry(link=LINK + "٩٥").encode(), CheckMode.main(), ["GOV405"]),
         (BASE + b"\n" + entry(link=LINK + "0095").encode(), CheckMode.main(), ["GOV405"]),
         (BASE + b"\n" + entry(link=LINK + "0").encode(), CheckMode.main(), ["GOV405"]),
@@ -78,7 +78,7 @@ def codes(base: bytes | None, head: bytes, mode: CheckMode = CheckMode.pr_mode(7
             CheckMode.pr_mode(7),
             ["GOV308"],
         ),
-        # G9: whitespace the reference lets through
+        # whitespace the reference lets through (GOV312-GOV314)
         (BASE + b"\n" + entry(link="XXX  ").encode(), CheckMode.pr_mode(7), ["GOV312"]),
         (
             BASE + b"\n" + entry(extra="   \n  evals-only: true\n").encode(),
@@ -133,7 +133,7 @@ def test_new_file_has_no_history_to_protect() -> None:
 
 
 def test_repository_setting_is_honoured_everywhere() -> None:
-    # Gap G12: the reference hard-codes the repository in validation.
+    # The reference hard-codes the repository in validation; gov uses the setting.
     policy = LinkPolicy(repository="acme/bench")
     head = BASE + b"\n" + entry(link="https://github.com/acme/bench/pull/7").encode()
     assert check(BASE, head, policy, CheckMode.pr_mode(7)).ok

@@ -69,10 +69,10 @@ def classify(golden: dict[str, Any], report: MergeReport, data: bytes | None, he
     step = final["failed_step"]
     kind = (golden.get(step) or {}).get("kind") if step else None
     if not final["all_ok"] and report.ok:
-        # G10: the reference emptied the PR by matching look-alikes main did not gain.
+        # G10 column: the reference emptied the PR by matching look-alikes main did not gain.
         if step == "resolve" and kind == "nothing-remaining":
             return G10
-        # G11: a placeholder continued on the next line; the reference wrote `…/N XXX`.
+        # G11 column: a placeholder continued on the next line; the reference wrote `…/N XXX`.
         if kind == "pr-link-not-expected" and b"  pr-link:\n" in head:
             return G11
         return UNDOCUMENTED

@@ -79,7 +79,7 @@ def test_pr_time_check_matches_pr_branches(
         for label, number, reference in runs:
             verdict = check(base, head, policy, CheckMode.pr_mode(number), trust_base=trust_base)
             table[f"{label}: " + classify(reference["ok"], verdict)] += 1
-    assert table["synthetic N: agree: reject"] >= 370  # the links name the real PRs (G14)
+    assert table["synthetic N: agree: reject"] >= 370  # links name the real PRs
     assert_bar(
         table, f"gov check --pr N vs pr-branches.jsonl ({'fast path' if trust_base else 'full'})"
     )

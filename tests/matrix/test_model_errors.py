@@ -125,7 +125,7 @@ def test_empty_search_space_is_no_rows_but_empty_scenarios_is_an_error() -> None
         "search-space:\n      - tp: 8\n        conc-list: [16, 32]\n", "search-space: []\n"
     )
     catalog = make_catalog(empty_space)
-    assert catalog.violations() == []  # the spec allows it...
+    assert catalog.violations() == []  # the reference allows it...
     assert generate(catalog, ["good-fp8-h200-vllm"]) == []
     advisory = only(catalog.advisory_violations(), "GOV517")  # ...but check says so
     assert (advisory.line, advisory.column) == position(empty_space, "search-space")

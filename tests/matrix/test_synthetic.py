@@ -3,8 +3,8 @@
 Generator cases (`generator-cases.json`) run through `expand.generate`;
 processor cases (`process-changelog-cases.json`) through `plan.build_plan`.
 
-Error comparison: the spec requires the error category, the config key and
-the rule-specific message (2.7). A reference envelope such as
+Error comparison: the error category, the config key and the rule-specific
+message (docs/matrix-differences.md, 'Errors are located findings'). A reference envelope such as
 
     ValueError: Master config entry 'k' failed validation:
     1 validation error for SingleNodeMasterConfigEntry
@@ -105,7 +105,7 @@ def test_generator_case(case: dict[str, Any]) -> None:
     messages = [v.message for v in raised.value.violations]
     if error.startswith("KeyError"):
         # the reference crashes on an agentic style / multinode mismatch; gov
-        # rejects it as a validation error of that entry (spec 2.5.1).
+        # rejects it as a validation error of that entry (docs/matrix-differences.md).
         assert any("agentic search-space entries must use" in m for m in messages), messages
         return
     first = messages[0]

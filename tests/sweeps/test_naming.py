@@ -1,4 +1,4 @@
-"""Row -> script: the reference's naming rule (spec 1.5) as a table of templates."""
+"""Row -> script: the reference's naming rule (docs/sweeps.md) as a table of templates."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_hardware_token(runner: str, token: str) -> None:
 
 
 def test_worked_example_1_mi300x_never_names_the_framework(scripts_dir: Path) -> None:
-    # spec 1.5 example 1: dsv4-fp8-mi300x-vllm-mtp -> dsv4_fp8_mi300x_mtp.sh
+    # MI300X never names the framework: dsv4-fp8-mi300x-vllm-mtp -> dsv4_fp8_mi300x_mtp.sh
     write_script(scripts_dir, f"{FIXED}/dsv4_fp8_mi300x_vllm_mtp.sh", "")
     wanted = write_script(scripts_dir, f"{FIXED}/dsv4_fp8_mi300x_mtp.sh", "")
     row = plan_row(**{"model-prefix": "dsv4", "exp-name": "dsv4_8k1k", "framework": "vllm"})
