@@ -359,8 +359,8 @@ def merge_driver(
         return refused(ours, problems)
     mode = CheckMode.pr_mode(pr) if pr is not None else CheckMode()
     additions = mine.entries[len(base.entries) :]
-    ancestor = _contents(base, base.entries)
-    return _reappend(ancestor, mine, main, additions, pr, policy, mode, ours, allow_empty=True)
+    history = _contents(base, base.entries)
+    return _reappend(history, mine, main, additions, pr, policy, mode, ours, allow_empty=True)
 
 
 def _appends_only(base: Changelog, side: Changelog, name: str) -> list[Violation]:

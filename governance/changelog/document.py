@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -128,7 +129,9 @@ def parse(data: bytes, path: str, *, source: str = "head", trusted_prefix: int =
     return ParseResult(structural, ())
 
 
-def _byte_faults(data: bytes, fail) -> list[Violation]:
+def _byte_faults(
+    data: bytes, fail: Callable[[str, str, int | None, str], Violation]
+) -> list[Violation]:
     """The byte invariants (GOV101-GOV105), each located at its first occurrence."""
     faults: list[Violation] = []
     if not data.endswith(b"\n"):
@@ -180,6 +183,7 @@ def _parse_entries(
 
     # Content before the first entry must be empty YAML (comments, blank lines).
     prefix_end = starts[0] if starts else len(data)
+    prefix: _Loaded | Violation
     if trusted_prefix and starts and prefix_end < trusted_prefix:
         prefix = _Loaded(None)
     else:

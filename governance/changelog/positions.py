@@ -38,9 +38,11 @@ def value_position(changelog: Changelog, entry: Entry, key: str) -> tuple[int, i
     """Position of a key's value (e.g. the pr-link URL) inside an entry."""
     text = changelog.data[entry.start : entry.end].decode("utf-8")
     tree = _round_trip(text)
-    if tree and isinstance(tree[0], dict) and key in tree[0]:
+    mapping = tree[0] if tree else None
+    if isinstance(mapping, dict) and key in mapping:
+        commented: Any = mapping  # a ruamel CommentedMap: it records positions
         try:
-            line, column = tree[0].lc.value(key)
+            line, column = commented.lc.value(key)
             return entry.line + line, column + 1
         except (KeyError, TypeError):
             pass

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from governance.changelog.document import (
     ENTRY_START,
@@ -206,7 +207,7 @@ def _same(old: Changelog, a: Entry, new: Changelog, b: Entry) -> bool:
     return a.raw is not None and b.raw is not None and a.raw == b.raw
 
 
-def _without_link(raw: dict) -> dict:
+def _without_link(raw: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if k != "pr-link"}
 
 
@@ -250,7 +251,9 @@ def _first_difference(a: bytes, b: bytes, first_line: int) -> tuple[int, int]:
 # -- link policy ------------------------------------------------------------------
 
 
-def _link_policy(new: Changelog, entry: Entry, policy: LinkPolicy, mode: CheckMode) -> list:
+def _link_policy(
+    new: Changelog, entry: Entry, policy: LinkPolicy, mode: CheckMode
+) -> list[Violation]:
     link = link_text(entry.pr_link)
     kind = policy.classify(link)
     line, column = value_position(new, entry, "pr-link")

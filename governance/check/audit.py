@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
 from governance.check.service import HeadSource, head_catalog, known_keys
+from governance.core.diagnostics import Violation
 from governance.core.settings import Settings
 from governance.git.repo import CommitInfo, GitRepo
 
@@ -59,7 +60,7 @@ def audit(
         if head is None:  # the file was deleted: report it as every entry deleted
             head = b"[]\n"
         known: KnownKeys | None = None
-        problems: list = []
+        problems: list[Violation] = []
         if configs:
             catalog = head_catalog(repo, settings, HeadSource.REF, info.sha)
             known, problems = known_keys(catalog, settings)

@@ -40,6 +40,8 @@ class FindingsCache:
 
     def get(self, key: str) -> tuple[list[str], list[Violation]] | None:
         data = self.store.get(key)
+        if data is None:
+            return None
         try:
             return [str(k) for k in data["keys"]], [Violation(**v) for v in data["violations"]]
         except (TypeError, KeyError):

@@ -154,13 +154,13 @@ def render_markdown_summary(result: CheckResult) -> str:
 
 
 def render_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    rows = [[str(c) for c in row] for row in rows]
+    cells = [[str(c) for c in row] for row in rows]
     widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+        max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)
     ]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines = [fmt.format(*headers), fmt.format(*("-" * w for w in widths))]
-    lines += [fmt.format(*row) for row in rows]
+    lines += [fmt.format(*row) for row in cells]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

@@ -7,17 +7,21 @@ Editors pick them up through a first line such as
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 
-def _changelog_schema() -> dict:
+def _changelog_schema() -> dict[str, Any]:
     from governance.changelog.model import ChangelogEntry
 
     entry = ChangelogEntry.model_json_schema(by_alias=True)
     defs = entry.pop("$defs", {})
-    schema: dict = {
+    schema: dict[str, Any] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "perf-changelog.yaml",
         "description": "Append-only list of changes that affect benchmark results.",
@@ -28,7 +32,7 @@ def _changelog_schema() -> dict:
     return schema
 
 
-def _entry_schema() -> dict:
+def _entry_schema() -> dict[str, Any]:
     from governance.changelog.model import ChangelogEntry
 
     return {
@@ -37,7 +41,7 @@ def _entry_schema() -> dict:
     }
 
 
-def _extra_schemas() -> dict[str, Callable[[], dict]]:
+def _extra_schemas() -> dict[str, Callable[[], dict[str, Any]]]:
     """Schemas of the matrix engine: master configs, runners, the plan document."""
     from governance.matrix.model import (
         MultiNodeMasterConfigEntry,
@@ -46,19 +50,19 @@ def _extra_schemas() -> dict[str, Callable[[], dict]]:
     )
     from governance.matrix.output import PlanDocument
 
-    models = {
+    models: dict[str, type[BaseModel]] = {
         "matrix-master-config-single-node.schema.json": SingleNodeMasterConfigEntry,
         "matrix-master-config-multi-node.schema.json": MultiNodeMasterConfigEntry,
         "matrix-runners.schema.json": RunnerConfig,
         "matrix-plan.schema.json": PlanDocument,
     }
     return {
-        name: (lambda model=model: model.model_json_schema(by_alias=True))
+        name: functools.partial(model.model_json_schema, by_alias=True)
         for name, model in models.items()
     }
 
 
-def generators() -> dict[str, Callable[[], dict]]:
+def generators() -> dict[str, Callable[[], dict[str, Any]]]:
     return {
         "perf-changelog.schema.json": _changelog_schema,
         "changelog-entry.schema.json": _entry_schema,
@@ -66,7 +70,7 @@ def generators() -> dict[str, Callable[[], dict]]:
     }
 
 
-def render(schema: dict) -> str:
+def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
 
 

@@ -6,6 +6,8 @@ index bytes), CI (two refs and the PR number) and the merge tool.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -76,8 +78,9 @@ def config_sources(
 ) -> list[tuple[str, bytes | None]]:
     """(path, bytes) of the master configs, then the runner file, as they are
     in the snapshot being judged (a commit, the working tree or the index)."""
+    read: Callable[[str], bytes | None]
     if source is HeadSource.REF and commit is not None:
-        read = lambda path: repo.read_blob(commit, path)  # noqa: E731
+        read = functools.partial(repo.read_blob, commit)
     elif source is HeadSource.STAGED:
         read = repo.read_staged
     else:

@@ -170,7 +170,10 @@ def demo() -> None:
     """Run the quickstart on a throwaway copy of the shipped example repository."""
     from governance.demo.walkthrough import run_demo
 
-    ok = run_demo(lambda text: sys.stdout.write(text.rstrip("\n") + "\n"))
+    def say(text: str) -> None:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+
+    ok = run_demo(say)
     raise typer.Exit(EXIT_OK if ok else EXIT_FINDINGS)
 
 

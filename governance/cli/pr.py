@@ -92,7 +92,7 @@ def pr_list_command(
     from governance.forge.local import pr_list
     from governance.forge.render import render_pull_list
 
-    pulls = pr_list(_forge(), state.value)  # type: ignore[arg-type]
+    pulls = pr_list(_forge(), state.value)
     if output is TextOrJson.json:
         _emit(_as_json([asdict(pull) for pull in pulls]))
     else:

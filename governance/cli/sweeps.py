@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from governance.cli.common import TextOrJson, guarded, open_repo
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
+if TYPE_CHECKING:
+    from governance.sweeps.dispatch import Resolved
+    from governance.sweeps.ledger import LedgerRun
 
-def _dry_run_text(resolved, scripts_root: Path) -> str:
+
+def _dry_run_text(resolved: Sequence[Resolved], scripts_root: Path) -> str:
     lines = []
     root = scripts_root.resolve()
     for item in resolved:
@@ -126,7 +131,7 @@ runs_app = typer.Typer(
 )
 
 
-def _runs_out(runs, output: TextOrJson) -> None:
+def _runs_out(runs: Sequence[LedgerRun], output: TextOrJson) -> None:
     if output is TextOrJson.json:
         sys.stdout.write(json.dumps([r.to_dict() for r in runs], indent=1) + "\n")
         return

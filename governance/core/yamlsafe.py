@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 MAX_YAML_BYTES = 16 * 1024 * 1024
 MAX_ALIASES = 100
@@ -38,10 +41,10 @@ class YamlLoadError(Exception):
         self.problem = problem
 
 
-_loader_cache: dict[bool, Any] = {}
+_loader_cache: dict[bool, YAML] = {}
 
 
-def _yaml(round_trip: bool):
+def _yaml(round_trip: bool) -> YAML:
     """One configured ruamel instance per flavour (creating one is costly)."""
     if round_trip not in _loader_cache:
         from ruamel.yaml import YAML

@@ -6,6 +6,7 @@ or GitHub's REST API; `prepare-merge` only sees the `Forge` interface.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Literal
 
@@ -60,11 +61,10 @@ def open_forge(
     if kind == "github":
         from governance.forge.github import DEFAULT_BASE_URL, GitHubForge, token_from_env
 
-        extra = {"sleep": sleep} if sleep is not None else {}
         return GitHubForge(
             repository_slug,
             token=token or token_from_env(env),
             base_url=base_url or DEFAULT_BASE_URL,
-            **extra,
+            sleep=sleep or time.sleep,
         )
     raise ForgeError(f"unknown forge kind {kind!r}", "use --forge local or --forge github")

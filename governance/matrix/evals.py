@@ -46,10 +46,10 @@ def mark_evals(rows: list[dict[str, Any]], *, include_agentic: bool) -> None:
             if "prefill" in row:
                 multi.append(row)
             else:
-                group = (row["model"], row["runner"], row["framework"], row["precision"])
-                best = agentic_single.get(group)
+                recipe = (row["model"], row["runner"], row["framework"], row["precision"])
+                best = agentic_single.get(recipe)
                 if best is None or row["conc"] > best["conc"]:
-                    agentic_single[group] = row
+                    agentic_single[recipe] = row
         elif _is_8k1k(row):
             if "prefill" in row:
                 multi.append(row)

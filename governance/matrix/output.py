@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from governance.matrix.model import SweepEntry, kebab
+from governance.matrix.model import AGENTIC, SweepEntry, kebab
 
 
 class _Out(BaseModel):
@@ -154,3 +154,14 @@ class PlanDocument(BaseModel):
     multinode_evals: list[MultiNodeRow]
     multinode_agentic_evals: list[MultiNodeAgenticRow]
     changelog_metadata: ChangelogMetadata
+
+
+def normalise_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The output schema's key order and defaults."""
+    agentic = row.get("scenario-type") == AGENTIC
+    multinode = row.get("prefill") is not None
+    if agentic:
+        schema: type[_RowHead] = MultiNodeAgenticRow if multinode else AgenticRow
+    else:
+        schema = MultiNodeRow if multinode else SingleNodeRow
+    return schema.model_validate(row).dump()

@@ -39,7 +39,7 @@ from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError, violation
 from governance.matrix.expand import EvalMode, Filters, generate, seq_len_name
 from governance.matrix.model import AGENTIC, SCENARIO_KINDS, SweepEntry
-from governance.matrix.output import AgenticRow, MultiNodeAgenticRow, MultiNodeRow, SingleNodeRow
+from governance.matrix.output import normalise_row
 
 # Buckets the CI job families run; rows elsewhere would never be benchmarked.
 DEFAULT_RUN_BUCKETS = ("1k1k", "8k1k", "agentic")
@@ -135,8 +135,8 @@ def plan_additions(
     append_only = _sweep_rules(entries, options, additions)
     if options.validate_all:
         head.require_valid()
-    elif problems := head.file_violations():
-        raise MatrixError(problems)
+    elif file_problems := head.file_violations():
+        raise MatrixError(file_problems)
     resolved: list[list[str]] = []
     problems: list[Violation] = []
     for raw, entry in zip(raw_entries, entries, strict=True):
@@ -293,17 +293,6 @@ def recipe_fingerprint(row: dict[str, Any]) -> str:
     recipe = {k: v for k, v in row.items() if k not in CURVE_IGNORE}
     text = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def normalise_row(row: dict[str, Any]) -> dict[str, Any]:
-    """The output schema's key order and defaults."""
-    agentic = row.get("scenario-type") == AGENTIC
-    multinode = row.get("prefill") is not None
-    if agentic:
-        schema: type = MultiNodeAgenticRow if multinode else AgenticRow
-    else:
-        schema = MultiNodeRow if multinode else SingleNodeRow
-    return schema.model_validate(row).dump()
 
 
 def assemble(

@@ -287,9 +287,9 @@ class SlurmLauncher:
             # Purged from the controller's memory (MinJobAge) before we saw the end.
             finals = self._sacct(self.job_id) if self._sacct_usable() else {}
             for task in missing:
-                state = finals.get(task.index)
-                if state:
-                    self._observe(task, state, "", emit)
+                final = finals.get(task.index)
+                if final:
+                    self._observe(task, final, "", emit)
                 else:
                     self._from_status_file(task, emit)
         return True
