@@ -25,11 +25,11 @@ from governance.changelog.edit import (
     unexpected_link,
 )
 from governance.changelog.layout import first_byte_difference
-from governance.changelog.links import LinkPolicy, link_text
 from governance.changelog.positions import value_position
 from governance.changelog.rules import CheckMode, check
 from governance.changelog.splice import LinkEdit, LinkRewrite, apply_edits, link_edit
 from governance.core.diagnostics import Violation, line_col
+from governance.core.links import LinkPolicy, link_text
 
 _Content = tuple[bytes, object]  # an entry's content block and its parsed mapping
 

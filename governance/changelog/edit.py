@@ -17,12 +17,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from governance.changelog.document import Changelog, Entry
-from governance.changelog.links import LinkPolicy, link_text
 from governance.changelog.positions import value_position
 from governance.changelog.rules import CheckMode, check
 from governance.changelog.splice import LinkEdit, LinkRewrite, apply_edits, link_edit
 from governance.core.codes import code_for, violation
 from governance.core.diagnostics import Violation
+from governance.core.links import LinkPolicy, link_text
 
 DEFAULT_PATH = "perf-changelog.yaml"
 

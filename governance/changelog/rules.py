@@ -22,11 +22,11 @@ from governance.changelog.document import (
 )
 from governance.changelog.keys import resolve_entry_keys
 from governance.changelog.layout import appended_whitespace, byte_rules
-from governance.changelog.links import LinkKind, LinkPolicy, link_text
 from governance.changelog.model import FIELD_ALIASES
 from governance.changelog.positions import locate, value_position
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
+from governance.core.links import LinkKind, LinkPolicy, link_text
 
 
 class Mode(StrEnum):

@@ -3,6 +3,7 @@
 * `diagnostics` - findings (`Violation`), `GovError` and the exit codes.
 * `codes`       - the table of finding codes and their messages.
 * `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings`.
+* `links`       - the pr-link policy (placeholders, the canonical link of PR N).
 * `yamlsafe`    - the safe YAML loader every parse goes through (bounded, no tags).
 * `atomic`      - write a file so that readers see the old bytes or the new ones.
 * `blockcache`  - content-addressed cache of parsed blocks under `.git/gov/`.

@@ -16,13 +16,13 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from governance.changelog.links import (
+from governance.core.diagnostics import UsageError
+from governance.core.links import (
     DEFAULT_LINK_TEMPLATE,
     DEFAULT_PLACEHOLDERS,
     DEFAULT_REPOSITORY,
     LinkPolicy,
 )
-from governance.core.diagnostics import UsageError
 
 
 @dataclass(frozen=True, slots=True)

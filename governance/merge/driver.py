@@ -22,7 +22,7 @@ from governance.core.diagnostics import GovError, Violation
 
 if TYPE_CHECKING:  # the CLI imports this module for its option types: keep it light
     from governance.changelog.edit import DroppedEntry
-    from governance.changelog.links import LinkPolicy
+    from governance.core.links import LinkPolicy
     from governance.git.repo import GitRepo
 
 DRIVER_NAME = "gov"

@@ -13,9 +13,9 @@ from governance.changelog.edit import (
     LinkRewrite,
     canonicalize,
 )
-from governance.changelog.links import LinkPolicy
 from governance.changelog.rules import CheckMode, check
 from governance.core.codes import code_for
+from governance.core.links import LinkPolicy
 
 POLICY = LinkPolicy()
 PR = 4242

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from governance.changelog.links import LinkPolicy
 from governance.changelog.rules import CheckMode, KnownKeys, check
+from governance.core.links import LinkPolicy
 
 POLICY = LinkPolicy()
 LINK = "https://github.com/SemiAnalysisAI/InferenceX/pull/"

@@ -33,9 +33,9 @@ import pytest
 
 from governance.changelog.conflict import resolve_conflict
 from governance.changelog.edit import EditResult, canonicalize
-from governance.changelog.links import LinkPolicy
 from governance.core.codes import STRICTER_CODES
 from governance.core.diagnostics import Violation
+from governance.core.links import LinkPolicy
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 GOLDEN = CORPUS / "goldens" / "rules" / "pr-branches.jsonl"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from governance.changelog.links import LinkPolicy
 from governance.changelog.rules import CheckMode, Verdict, check
 from governance.check.audit import audit, changelog_commits
 from governance.core.codes import STRICTER_CODES
+from governance.core.links import LinkPolicy
 from governance.core.settings import Settings
 from governance.git.repo import GitRepo
 
