@@ -4,8 +4,8 @@ installation in a repository (`gov install-merge-driver`).
 Git's contract for a merge driver: read `%O` (merge-base), `%A` (ours) and
 `%B` (theirs), leave the result in `%A`, exit 0 when the merge is clean and
 non-zero when it is not (git then records a conflict and shows `%A`). The
-changelog logic itself is `changelog.resolve.merge_driver` (pure); this module
-only decides which side is main, reads and writes the files, and falls back
+changelog logic itself is `changelog.merge_driver` (pure); this module only
+decides which side is main, reads and writes the files, and falls back
 to git's own text merge when that logic refuses.
 """
 
@@ -107,7 +107,7 @@ def run_driver(
     base, ours, theirs = (_read(file) for file in (ancestor, current, other))
     main_ours = main_is_ours(repo, main_branch, main_side, path=path, ours=ours, theirs=theirs)
     pr_side, main = (theirs, ours) if main_ours else (ours, theirs)
-    from governance.changelog.conflict import merge_driver
+    from governance.changelog.merge_driver import merge_driver
 
     result = merge_driver(base, pr_side, main, pr, policy, path=path)
     if result.ok:

@@ -6,13 +6,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governance.changelog.conflict import merge_driver, resolve_conflict
+from governance.changelog.conflict import resolve_conflict
 from governance.changelog.edit import (
     DroppedEntry,
     EditResult,
     LinkRewrite,
     canonicalize,
 )
+from governance.changelog.merge_driver import merge_driver
 from governance.changelog.rules import CheckMode, check
 from governance.core.codes import code_for
 from governance.core.links import LinkPolicy
