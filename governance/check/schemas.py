@@ -43,11 +43,11 @@ def _entry_schema() -> dict[str, Any]:
 
 def _extra_schemas() -> dict[str, Callable[[], dict[str, Any]]]:
     """Schemas of the matrix engine: master configs, runners, the plan document."""
-    from governance.matrix.model import (
+    from governance.matrix.master_entry import (
         MultiNodeMasterConfigEntry,
-        RunnerConfig,
         SingleNodeMasterConfigEntry,
     )
+    from governance.matrix.model import RunnerConfig
     from governance.matrix.output import PlanDocument
 
     models: dict[str, type[BaseModel]] = {

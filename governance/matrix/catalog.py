@@ -32,8 +32,8 @@ from governance.matrix.locate import (
     schema_fields,
     tree_locator,
 )
+from governance.matrix.master_entry import entry_schema
 from governance.matrix.masterfile import MasterFile, SourceFile, read_master, yaml_violation
-from governance.matrix.model import entry_schema
 from governance.matrix.runners import RunnerData, parse_runner_file
 
 AMD_MASTER = "configs/amd-master.yaml"

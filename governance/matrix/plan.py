@@ -37,9 +37,10 @@ from governance.matrix.additions import (
 from governance.matrix.append_only import CURVE_IGNORE, append_only_delta, append_only_scope
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError, violation
-from governance.matrix.expand import EvalMode, Filters, generate, seq_len_name
+from governance.matrix.expand import EvalMode, generate
 from governance.matrix.model import AGENTIC, SCENARIO_KINDS, SweepEntry
 from governance.matrix.output import normalise_row
+from governance.matrix.row_builder import Filters, seq_len_name
 
 # Buckets the CI job families run; rows elsewhere would never be benchmarked.
 DEFAULT_RUN_BUCKETS = ("1k1k", "8k1k", "agentic")

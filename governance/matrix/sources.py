@@ -13,9 +13,10 @@ from governance.core.blockcache import BlockCache
 from governance.git.repo import GitRepo
 from governance.matrix.additions import CHANGELOG_FILE
 from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog
-from governance.matrix.expand import EvalMode, Filters, generate
+from governance.matrix.expand import EvalMode, generate
 from governance.matrix.masterfile import SourceFile
 from governance.matrix.plan import PlanOptions, PlanResult, build_plan
+from governance.matrix.row_builder import Filters
 
 CACHE_SUBDIR = Path("gov") / "matrix-cache"
 

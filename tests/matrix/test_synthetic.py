@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from governance.matrix.errors import MatrixError
-from governance.matrix.expand import EvalMode, Filters, eval_mode_from_flags, generate
+from governance.matrix.expand import EvalMode, eval_mode_from_flags, generate
 from governance.matrix.plan import PlanOptions, PlanResult, build_plan
+from governance.matrix.row_builder import Filters
 
 from .corpus import GOLDENS, catalog_from_texts, load_json
 
