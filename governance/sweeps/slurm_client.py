@@ -1,9 +1,11 @@
 """Talking to a Slurm cluster: its client tools, its job states, whether it
-can take jobs. The launcher (`slurm.py`) builds on these; the tests use
+can take jobs, the state of a job array's tasks, cancelling them. The launcher
+(`slurm_launcher`) builds on these; the tests use
 `slurm_available()` to skip, with its reason, where no cluster answers."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -70,3 +72,57 @@ def accounting_available(timeout: float = 15.0) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return probe.returncode == 0 and "disabled" not in probe.stderr.lower()
+
+
+def array_states(job_id: str) -> dict[int, tuple[str, str]] | None:
+    """Array task index → (state, reason) from squeue; None when squeue fails."""
+    argv = ["squeue", "--noheader", "--array", "--states=all", f"--jobs={job_id}"]
+    try:
+        done = run_tool([*argv, "--format=%K|%T|%r"])
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        # An array purged completely from memory is "Invalid job id": not a failure to ask.
+        return {} if "Invalid job id" in done.stderr else None
+    states = {}
+    for line in done.stdout.splitlines():
+        index, _, rest = line.strip().partition("|")
+        state, _, reason = rest.partition("|")
+        if index.isdigit():  # a still-unsplit pending range shows as "0-9%2"
+            states[int(index)] = (state.split()[0] if state else "PENDING", reason)
+    return states
+
+
+def accounting_states(job_id: str) -> dict[int, str]:
+    """Array task index → final state from sacct (empty when sacct fails)."""
+    argv = ["sacct", "--noheader", "--parsable2", "--allocations", f"--jobs={job_id}"]
+    try:
+        done = run_tool([*argv, "--format=JobID,State"])
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    states = {}
+    for line in done.stdout.splitlines():
+        ident, _, state = line.partition("|")
+        _, _, index = ident.partition("_")
+        if index.isdigit() and state:
+            states[int(index)] = state.split()[0]  # "CANCELLED by 0" → CANCELLED
+    return states
+
+
+def task_exit_code(job_id: str, index: int) -> int | None:
+    """ExitCode=<code>:<signal> of one array task, from scontrol."""
+    try:
+        done = run_tool(["scontrol", "--oneliner", "show", "job", f"{job_id}_{index}"])
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for field in done.stdout.split():
+        if field.startswith("ExitCode="):
+            code = field.removeprefix("ExitCode=").split(":")[0]
+            return int(code) if code.isdigit() else None
+    return None
+
+
+def cancel_jobs(ids: Sequence[str]) -> None:
+    """scancel, best effort: on failure the tasks end by their time limit at the latest."""
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        run_tool(["scancel", *ids])

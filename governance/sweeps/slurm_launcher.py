@@ -2,10 +2,11 @@
 
 How a launch runs (docs/slurm.md has the long version):
 
-1. A launch folder is created under `work_dir`. It receives `manifest.json`
-   (per task: argv, environment, cwd = result folder, row JSON, log and status
-   file paths, timeout), a copy of the wrapper `governance/resources/slurm/array-task.py`,
-   the status files and Slurm's own per-task output.
+1. A launch folder is created under `work_dir` (`slurm_manifest`). It receives
+   `manifest.json` (per task: argv, environment, cwd = result folder, row JSON,
+   log and status file paths, timeout), a copy of the wrapper
+   `governance/resources/slurm/array-task.py`, the status files and Slurm's own
+   per-task output.
 2. ONE `sbatch --array=0-<n-1>%<parallel>` submits the wrapper; each task reads
    its manifest entry by `$SLURM_ARRAY_TASK_ID` and runs the script with exactly
    that environment. Values travel through files and argv, never a shell.
@@ -20,18 +21,13 @@ shell string.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import math
-import os
 import subprocess
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 
 from governance.sweeps.launcher import (
@@ -40,25 +36,28 @@ from governance.sweeps.launcher import (
     JobOutcome,
     JobStatus,
     LaunchJob,
-    inherited_env,
-    script_argv,
 )
-from governance.sweeps.slurm_client import (  # noqa: F401  (re-exported for callers)
+from governance.sweeps.slurm_client import (
     RUNNING_STATES,
     STATE_STATUS,
     SlurmError,
     accounting_available,
+    accounting_states,
+    array_states,
+    cancel_jobs,
     first_line,
     run_tool,
-    slurm_available,
+    task_exit_code,
+)
+from governance.sweeps.slurm_manifest import (
+    SLURM_TIME_MARGIN,
+    WRAPPER,
+    copy_wrapper,
+    new_launch_dir,
+    sbatch_argv,
+    write_manifest,
 )
 
-# The wrapper lives next to the cluster script, in the repository's launch/ folder.
-# The array-task wrapper ships as package data (copied into each launch folder).
-WRAPPER = Path(str(resources.files("governance.resources") / "slurm" / "array-task.py"))
-# Seconds added to a row's timeout before Slurm's --time and the launcher's own
-# check step in: the wrapper needs its SIGTERM→SIGKILL grace and some start-up.
-SLURM_TIME_MARGIN = 60.0
 # Polls to wait for a finished task's status file before going without it.
 STATUS_WAITS = 3
 # How long squeue may keep failing (controller restart, network) before giving up.
@@ -67,11 +66,6 @@ LOST_CONTACT_SECONDS = 600.0
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def time_limit_minutes(jobs: Sequence[LaunchJob]) -> int:
-    longest = max(job.timeout_seconds for job in jobs) + SLURM_TIME_MARGIN
-    return max(1, math.ceil(longest / 60))
 
 
 @dataclass
@@ -157,7 +151,7 @@ class SlurmLauncher:
             self._follow(tasks, emit)
         except KeyboardInterrupt:
             # Ctrl-C: cancel the whole array, keep what already finished.
-            self._scancel([self.job_id])
+            cancel_jobs([self.job_id])
             self._poll(tasks, emit)
             for task in tasks:
                 if task.outcome is None:
@@ -167,65 +161,25 @@ class SlurmLauncher:
     # -- preparing and submitting ----------------------------------------------
 
     def _prepare(self, jobs: Sequence[LaunchJob]) -> list[_Task]:
-        launch_id = f"{_now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-        launch_dir = (self.work_dir / launch_id).resolve()
-        (launch_dir / "status").mkdir(parents=True)
+        launch_dir = new_launch_dir(self.work_dir, _now())
         self.launch_dir = launch_dir
-        tasks = []
-        entries = []
-        for index, job in enumerate(jobs):
-            job.result_dir.mkdir(parents=True, exist_ok=True)
-            task = _Task(index, job, launch_dir / "status" / f"{index}.json")
-            tasks.append(task)
-            entries.append(
-                {
-                    "key": job.key,
-                    "script": str(job.script),
-                    "argv": script_argv(job.script),
-                    "env": {**inherited_env(os.environ), **job.env},
-                    "cwd": str(job.result_dir),
-                    "row_json": str(job.row_json),
-                    "log": str(job.result_dir / LOG_NAME),
-                    "status": str(task.status_file),
-                    "timeout_seconds": job.timeout_seconds,
-                    "kill_grace_seconds": self.kill_grace_seconds,
-                }
-            )
-        manifest = {"version": 1, "launch_id": launch_id, "tasks": entries}
-        (launch_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        # A copy of the wrapper goes into the launch folder: the launch stays
-        # reproducible, and its first line can name the compute nodes' python.
-        source = self.wrapper.read_text(encoding="utf-8")
-        if self.python:
-            if any(ch.isspace() for ch in self.python):
-                raise ValueError(f"python path must not contain whitespace: {self.python!r}")
-            source = f"#!{self.python}\n" + source.split("\n", 1)[1]
-        wrapper = launch_dir / "array-task.py"
-        wrapper.write_text(source, encoding="utf-8")
-        wrapper.chmod(0o755)
+        tasks = [_Task(i, job, launch_dir / "status" / f"{i}.json") for i, job in enumerate(jobs)]
+        write_manifest(
+            launch_dir, [(task.job, task.status_file) for task in tasks], self.kill_grace_seconds
+        )
+        copy_wrapper(launch_dir, self.wrapper, self.python)
         return tasks
 
     def _submit(self, tasks: list[_Task], parallel: int) -> str:
         assert self.launch_dir is not None
-        jobs = [task.job for task in tasks]
-        # '%' starts a filename pattern in --output; the folder name must stay literal.
-        out_dir = str(self.launch_dir).replace("%", "%%")
-        argv = [
-            "sbatch",
-            "--parsable",
-            f"--array=0-{len(tasks) - 1}%{min(parallel, len(tasks))}",
-            f"--time={time_limit_minutes(jobs)}",
-            f"--job-name=gov-{self.launch_dir.name}",
-            f"--output={out_dir}/slurm-%A_%a.out",
-            f"--chdir={self.launch_dir}",
-            "--no-requeue",  # a silently re-run row would be counted twice
-        ]
-        if self.partition:
-            argv.append(f"--partition={self.partition}")
-        if self.account:
-            argv.append(f"--account={self.account}")
-        argv += [*self.extra_sbatch_args, "--"]
-        argv += [str(self.launch_dir / "array-task.py"), str(self.launch_dir / "manifest.json")]
+        argv = sbatch_argv(
+            self.launch_dir,
+            [task.job for task in tasks],
+            parallel,
+            partition=self.partition,
+            account=self.account,
+            extra=self.extra_sbatch_args,
+        )
         try:
             done = run_tool(argv)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -247,12 +201,12 @@ class SlurmLauncher:
         wait = min(self.poll_interval, 0.25)
         while any(task.outcome is None for task in tasks):
             if self._cancel.is_set() and not cancelled:
-                self._scancel([self.job_id])
+                cancel_jobs([self.job_id])
                 cancelled = True
             if self._poll(tasks, emit):
                 last_contact = time.monotonic()
             elif time.monotonic() - last_contact > LOST_CONTACT_SECONDS:
-                self._scancel([self.job_id])
+                cancel_jobs([self.job_id])
                 for task in tasks:
                     if task.outcome is None:
                         self._finish(task, JobStatus.FAILED, "lost contact with Slurm", emit)
@@ -285,7 +239,7 @@ class SlurmLauncher:
             self._observe(task, state, reason, emit)
         if missing:
             # Purged from the controller's memory (MinJobAge) before we saw the end.
-            finals = self._sacct(self.job_id) if self._sacct_usable() else {}
+            finals = accounting_states(self.job_id) if self._sacct_usable() else {}
             for task in missing:
                 final = finals.get(task.index)
                 if final:
@@ -384,65 +338,21 @@ class SlurmLauncher:
                 task.forced_timeout = True
                 late.append(f"{self.job_id}_{task.index}")
         if late:
-            self._scancel(late)
+            cancel_jobs(late)
 
     # -- Slurm commands -----------------------------------------------------------
 
     def _squeue(self, job_id: str) -> dict[int, tuple[str, str]] | None:
-        """Array task index → (state, reason); None when squeue fails."""
-        argv = ["squeue", "--noheader", "--array", "--states=all", f"--jobs={job_id}"]
-        try:
-            done = run_tool([*argv, "--format=%K|%T|%r"])
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        if done.returncode != 0:
-            # An array purged completely from memory is "Invalid job id": not a failure to ask.
-            return {} if "Invalid job id" in done.stderr else None
-        states = {}
-        for line in done.stdout.splitlines():
-            index, _, rest = line.strip().partition("|")
-            state, _, reason = rest.partition("|")
-            if index.isdigit():  # a still-unsplit pending range shows as "0-9%2"
-                states[int(index)] = (state.split()[0] if state else "PENDING", reason)
-        return states
+        return array_states(job_id)
 
     def _sacct_usable(self) -> bool:
         if self._use_sacct is None:
             self._use_sacct = accounting_available()
         return self._use_sacct
 
-    def _sacct(self, job_id: str) -> dict[int, str]:
-        argv = ["sacct", "--noheader", "--parsable2", "--allocations", f"--jobs={job_id}"]
-        try:
-            done = run_tool([*argv, "--format=JobID,State"])
-        except (OSError, subprocess.TimeoutExpired):
-            return {}
-        states = {}
-        for line in done.stdout.splitlines():
-            ident, _, state = line.partition("|")
-            _, _, index = ident.partition("_")
-            if index.isdigit() and state:
-                states[int(index)] = state.split()[0]  # "CANCELLED by 0" → CANCELLED
-        return states
-
     def _scontrol_exit_code(self, task: _Task) -> int | None:
-        """ExitCode=<code>:<signal> of a task whose wrapper wrote no status file."""
-        try:
-            done = run_tool(
-                ["scontrol", "--oneliner", "show", "job", f"{self.job_id}_{task.index}"]
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        for field in done.stdout.split():
-            if field.startswith("ExitCode="):
-                code = field.removeprefix("ExitCode=").split(":")[0]
-                return int(code) if code.isdigit() else None
-        return None
-
-    def _scancel(self, ids: Sequence[str]) -> None:
-        # On failure following goes on; the tasks end by their time limit at the latest.
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            run_tool(["scancel", *ids])
+        assert self.job_id is not None
+        return task_exit_code(self.job_id, task.index)
 
     @staticmethod
     def _read_status(task: _Task) -> dict[str, object]:

@@ -149,7 +149,7 @@ def test_runs_show_unknown(sweep_repo: Repo, gov_exe: str) -> None:
 def test_launch_on_the_local_slurm_cluster(sweep_repo: Repo, tmp_path: Path, gov_exe: str) -> None:
     """The same rows through `--launcher slurm`: one job array on the real
     single-node cluster that .ci/run starts; results and ledger as with local."""
-    from governance.sweeps.slurm_launcher import slurm_available
+    from governance.sweeps.slurm_client import slurm_available
 
     if (reason := slurm_available()) is not None:
         pytest.skip(f"no Slurm cluster: {reason}")

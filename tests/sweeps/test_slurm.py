@@ -17,12 +17,9 @@ from pathlib import Path
 import pytest
 
 from governance.sweeps.launcher import JobEvent, JobStatus, LaunchJob, script_argv
-from governance.sweeps.slurm_launcher import (
-    WRAPPER,
-    SlurmLauncher,
-    slurm_available,
-    time_limit_minutes,
-)
+from governance.sweeps.slurm_client import slurm_available
+from governance.sweeps.slurm_launcher import SlurmLauncher
+from governance.sweeps.slurm_manifest import WRAPPER, time_limit_minutes
 
 UNAVAILABLE = slurm_available()
 needs_cluster = pytest.mark.skipif(

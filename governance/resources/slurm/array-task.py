@@ -4,7 +4,7 @@
 Usage (as the sbatch batch script): array-task.py MANIFEST
 
 Reads entry $SLURM_ARRAY_TASK_ID of the manifest the launcher wrote
-(governance/sweeps/slurm_launcher.py) and runs its argv with exactly the entry's
+(governance/sweeps/slurm_manifest.py) and runs its argv with exactly the entry's
 environment (plus the variables Slurm sets for the allocation), cwd = the
 entry's result folder, stdout and stderr into its log file. Every value
 travels as data (JSON file, argv, environ); nothing is given to a shell.

@@ -1,0 +1,111 @@
+"""The launch folder of one Slurm launch and the `sbatch` call that submits it.
+
+The folder (under the launcher's `work_dir`, visible from the compute nodes)
+holds `manifest.json` (per task: argv, environment, cwd = result folder, row
+JSON, log and status file paths, timeout), a copy of the array-task wrapper
+(package data) and, later, the status files and Slurm's per-task output.
+Values travel as data: the sbatch command line is an argv list.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+
+from governance.sweeps.launcher import LOG_NAME, LaunchJob, inherited_env, script_argv
+
+# The array-task wrapper ships as package data (copied into each launch folder).
+WRAPPER = Path(str(resources.files("governance.resources") / "slurm" / "array-task.py"))
+# Seconds added to a row's timeout before Slurm's --time and the launcher's own
+# check step in: the wrapper needs its SIGTERM→SIGKILL grace and some start-up.
+SLURM_TIME_MARGIN = 60.0
+
+
+def time_limit_minutes(jobs: Sequence[LaunchJob]) -> int:
+    """The array's --time: the largest row timeout plus the margin, in minutes."""
+    longest = max(job.timeout_seconds for job in jobs) + SLURM_TIME_MARGIN
+    return max(1, math.ceil(longest / 60))
+
+
+def new_launch_dir(work_dir: Path, now: datetime) -> Path:
+    """A fresh, uniquely named launch folder with its `status/` subfolder."""
+    launch_id = f"{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    launch_dir = (work_dir / launch_id).resolve()
+    (launch_dir / "status").mkdir(parents=True)
+    return launch_dir
+
+
+def write_manifest(
+    launch_dir: Path, tasks: Sequence[tuple[LaunchJob, Path]], kill_grace_seconds: float
+) -> None:
+    """`manifest.json`: one entry per (job, status file), in array-index order;
+    each job's result folder is created on the way."""
+    entries = []
+    for job, status_file in tasks:
+        job.result_dir.mkdir(parents=True, exist_ok=True)
+        entries.append(
+            {
+                "key": job.key,
+                "script": str(job.script),
+                "argv": script_argv(job.script),
+                "env": {**inherited_env(os.environ), **job.env},
+                "cwd": str(job.result_dir),
+                "row_json": str(job.row_json),
+                "log": str(job.result_dir / LOG_NAME),
+                "status": str(status_file),
+                "timeout_seconds": job.timeout_seconds,
+                "kill_grace_seconds": kill_grace_seconds,
+            }
+        )
+    manifest = {"version": 1, "launch_id": launch_dir.name, "tasks": entries}
+    (launch_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def copy_wrapper(launch_dir: Path, wrapper: Path, python: str | None) -> None:
+    """A copy of the wrapper goes into the launch folder: the launch stays
+    reproducible, and its first line can name the compute nodes' python."""
+    source = wrapper.read_text(encoding="utf-8")
+    if python:
+        if any(ch.isspace() for ch in python):
+            raise ValueError(f"python path must not contain whitespace: {python!r}")
+        source = f"#!{python}\n" + source.split("\n", 1)[1]
+    target = launch_dir / "array-task.py"
+    target.write_text(source, encoding="utf-8")
+    target.chmod(0o755)
+
+
+def sbatch_argv(
+    launch_dir: Path,
+    jobs: Sequence[LaunchJob],
+    parallel: int,
+    *,
+    partition: str | None,
+    account: str | None,
+    extra: Sequence[str],
+) -> list[str]:
+    """The one `sbatch` that submits the whole array (at most `parallel` at once)."""
+    # '%' starts a filename pattern in --output; the folder name must stay literal.
+    out_dir = str(launch_dir).replace("%", "%%")
+    argv = [
+        "sbatch",
+        "--parsable",
+        f"--array=0-{len(jobs) - 1}%{min(parallel, len(jobs))}",
+        f"--time={time_limit_minutes(jobs)}",
+        f"--job-name=gov-{launch_dir.name}",
+        f"--output={out_dir}/slurm-%A_%a.out",
+        f"--chdir={launch_dir}",
+        "--no-requeue",  # a silently re-run row would be counted twice
+    ]
+    if partition:
+        argv.append(f"--partition={partition}")
+    if account:
+        argv.append(f"--account={account}")
+    argv += [*extra, "--"]
+    argv += [str(launch_dir / "array-task.py"), str(launch_dir / "manifest.json")]
+    return argv
