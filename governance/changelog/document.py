@@ -55,9 +55,6 @@ class Changelog:
         """The entry's content block (from its first line to its last content line)."""
         return self.data[entry.start : entry.content_end]
 
-    def line_of(self, offset: int) -> tuple[int, int]:
-        return line_col(self.data, offset)
-
 
 @dataclass(frozen=True, slots=True)
 class ParseResult:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import difflib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from governance.changelog.model import FIELD_ALIASES, ChangelogEntry
 from governance.changelog.positions import locate
-from governance.core.codes import violation
+from governance.core import schema_faults
 from governance.core.diagnostics import Violation
+from governance.core.schema_faults import SchemaFault
+from governance.core.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from governance.changelog.document import Changelog, Entry
@@ -24,34 +25,28 @@ _SCHEMA_CODES = {
 }
 
 
-def _errors(raw: Any) -> list[tuple[tuple[Any, ...], str, str]]:
-    """Schema errors of one entry as (loc, type, msg) triples."""
+def schema_violations(changelog: Changelog, entry: Entry, source: str = "head") -> list[Violation]:
+    """The entry's schema faults, located inside the changelog."""
     try:
-        ChangelogEntry.model_validate(raw)
+        ChangelogEntry.model_validate(entry.raw)
     except ValidationError as exc:
-        return [(tuple(e["loc"]), e["type"], e["msg"]) for e in exc.errors()]
+        return schema_faults.schema_violations(
+            exc,
+            code=lambda kind: _SCHEMA_CODES.get(kind, "GOV204"),
+            locate=lambda loc: locate(changelog, entry, tuple(loc)),
+            word=lambda fault: _word(entry, fault),
+            path=changelog.path,
+            source=source,
+        )
     return []
 
 
-def schema_violations(changelog: Changelog, entry: Entry, source: str = "head") -> list[Violation]:
-    found: list[Violation] = []
-    for loc, kind, msg in _errors(entry.raw):
-        code = _SCHEMA_CODES.get(kind, "GOV204")
-        field = str(loc[0]) if loc else ""
-        line, column = locate(changelog, entry, loc)
-        where = ".".join(str(part) for part in loc) or "entry"
-        found.append(
-            violation(
-                code,
-                f"entry {entry.index}: {where}: {_schema_message(kind, msg, field)}",
-                changelog.path,
-                line,
-                column,
-                _schema_hint(kind, field),
-                source=source,
-            )
-        )
-    return found
+def _word(entry: Entry, fault: SchemaFault) -> tuple[str, str]:
+    field = str(fault.loc[0]) if fault.loc else ""
+    message = _schema_message(fault.kind, fault.msg, field)
+    return f"entry {entry.index}: {fault.where or 'entry'}: {message}", _schema_hint(
+        fault.kind, field
+    )
 
 
 def _schema_message(kind: str, msg: str, field: str) -> str:
@@ -64,10 +59,9 @@ def _schema_message(kind: str, msg: str, field: str) -> str:
 
 def _schema_hint(kind: str, field: str) -> str:
     if kind == "extra_forbidden":
-        guess = difflib.get_close_matches(field.replace("_", "-"), list(FIELD_ALIASES), n=1)
-        if guess:
-            return f"did you mean `{guess[0]}`?"
-        return "allowed fields: " + ", ".join(FIELD_ALIASES)
+        return did_you_mean(
+            field.replace("_", "-"), FIELD_ALIASES, limit=1
+        ) or "allowed fields: " + ", ".join(FIELD_ALIASES)
     if kind == "missing":
         example = {"pr-link": "pr-link: XXX", "description": 'description:\\n    - "what changed"'}
         return f"add `{example.get(field, field + ': ...')}`"

@@ -17,6 +17,7 @@ from governance.changelog.document import Changelog, Entry
 from governance.changelog.positions import locate
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
+from governance.core.suggest import did_you_mean
 
 
 @lru_cache(maxsize=1024)
@@ -72,11 +73,9 @@ def unresolved_violation(
             column,
             "narrow or fix the pattern; `*` matches any run of characters",
         )
-    guesses = suggest(pattern, known)
     hint = (
-        "did you mean " + " or ".join(f"`{g}`" for g in guesses) + "?"
-        if guesses
-        else f"use a top-level key of {masters}"
+        did_you_mean(pattern, known, first=_siblings(pattern, known))
+        or f"use a top-level key of {masters}"
     )
     return violation(
         "GOV501",
@@ -111,30 +110,11 @@ def resolve_entry_keys(
     return list(resolved), problems
 
 
-def suggest(key: str, known: Sequence[str], limit: int = 3) -> list[str]:
-    """Did-you-mean candidates. Keys read model-precision-hardware-engine[-variant];
-    a renamed key usually keeps its first three parts (dsv4-fp8-mi300x-sglang
-    became dsv4-fp8-mi300x-vllm), so those siblings rank before mere look-alikes."""
+def _siblings(key: str, known: Sequence[str]) -> list[str]:
+    """Keys read model-precision-hardware-engine[-variant]; a renamed key usually
+    keeps its first three parts (dsv4-fp8-mi300x-sglang became
+    dsv4-fp8-mi300x-vllm), so those siblings rank before mere look-alikes."""
     stem = key.split("-")[:3]
     siblings = [k for k in known if k.split("-")[:3] == stem]
     siblings.sort(key=lambda k: -difflib.SequenceMatcher(None, key, k).ratio())
-    similar = difflib.get_close_matches(key, known, n=limit, cutoff=0.6)
-    return list(dict.fromkeys([*siblings, *similar]))[:limit]
-
-
-_TOP_LEVEL_KEY = re.compile(r"^([^\s#'\"-][^:#]*?|'[^']*'|\"[^\"]*\"):(?:\s|$)", re.MULTILINE)
-
-
-@lru_cache(maxsize=32)
-def top_level_keys(text: str) -> tuple[str, ...]:
-    """Top-level mapping keys of a master config, found without a YAML parse
-    (a full parse of the 320 KB NVIDIA file costs half a second; this is a
-    line scan). Quoted keys are unquoted. Full validation is the matrix
-    engine's job. Memoized: an audit meets the same master file at most commits."""
-    keys = []
-    for match in _TOP_LEVEL_KEY.finditer(text):
-        key = match.group(1).strip()
-        if key[:1] in "'\"" and key[-1:] == key[:1]:
-            key = key[1:-1]
-        keys.append(key)
-    return tuple(keys)
+    return siblings

@@ -61,4 +61,3 @@ class ChangelogEntry(BaseModel):
 FIELD_ALIASES: dict[str, str] = {
     (info.alias or name): name for name, info in ChangelogEntry.model_fields.items()
 }
-REQUIRED_KEYS = ("config-keys", "description", "pr-link")

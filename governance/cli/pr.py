@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import asdict
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli.common import TextOrJson, guarded, open_repo
+from governance.cli.common import TextOrJson, emit, emit_json, guarded, open_repo
 
 if TYPE_CHECKING:
     from governance.forge.local import LocalForge
@@ -49,14 +47,6 @@ def _forge() -> LocalForge:
     return LocalForge(repo, main_branch=settings.main_branch, repository_slug=settings.repository)
 
 
-def _emit(text: str) -> None:
-    sys.stdout.write(text.rstrip("\n") + "\n")
-
-
-def _as_json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False)
-
-
 @pr_app.command("open")
 @guarded
 def pr_open_command(
@@ -79,7 +69,7 @@ def pr_open_command(
     pull = pr_open(
         _forge(), number, branch, title=title, labels=tuple(label or ()), base_branch=base
     )
-    _emit(render_pull(pull))
+    emit(render_pull(pull))
 
 
 @pr_app.command("list")
@@ -94,9 +84,9 @@ def pr_list_command(
 
     pulls = pr_list(_forge(), state.value)
     if output is TextOrJson.json:
-        _emit(_as_json([asdict(pull) for pull in pulls]))
+        emit_json([asdict(pull) for pull in pulls])
     else:
-        _emit(render_pull_list(pulls))
+        emit(render_pull_list(pulls))
 
 
 @pr_app.command("show")
@@ -114,9 +104,9 @@ def pr_show_command(
         data = asdict(details.pull)
         data["comments"] = [asdict(comment) for comment in details.comments]
         data["checks"] = [asdict(check) for check in details.checks]
-        _emit(_as_json(data))
+        emit_json(data)
     else:
-        _emit(render_pull(details.pull, details.comments, details.checks))
+        emit(render_pull(details.pull, details.comments, details.checks))
 
 
 @pr_app.command("check")
@@ -130,4 +120,4 @@ def pr_check_command(
     from governance.forge.local import pr_check
 
     run = pr_check(_forge(), number, name, conclusion.value)
-    _emit(f"recorded {run.name}: {run.conclusion} on {run.head_sha[:12]} (PR #{number})")
+    emit(f"recorded {run.name}: {run.conclusion} on {run.head_sha[:12]} (PR #{number})")

@@ -7,7 +7,6 @@ environment (`GOV_<KEY>`, dashes as underscores), command-line flags.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import tomllib
@@ -23,6 +22,7 @@ from governance.core.links import (
     DEFAULT_REPOSITORY,
     LinkPolicy,
 )
+from governance.core.suggest import did_you_mean
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +108,7 @@ def _apply(settings: Settings, values: Mapping[str, Any], where: str) -> Setting
     changes: dict[str, Any] = {}
     for key, value in values.items():
         if key not in KEYS:
-            guess = difflib.get_close_matches(key, list(KEYS), n=1)
-            hint = f"did you mean `{guess[0]}`?" if guess else "known keys: " + ", ".join(KEYS)
+            hint = did_you_mean(key, KEYS, limit=1) or "known keys: " + ", ".join(KEYS)
             raise UsageError(f"{where}: unknown setting `{key}`", hint)
         changes[KEYS[key]] = _coerce(key, value, where)
     return replace(settings, **changes)

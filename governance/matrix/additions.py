@@ -15,8 +15,9 @@ from pydantic import ValidationError
 
 from governance.changelog.keys import resolve_keys, unresolved_violation
 from governance.core import yamlsafe
+from governance.core.codes import violation
 from governance.core.diagnostics import Violation
-from governance.matrix.errors import MatrixError, violation
+from governance.matrix.errors import MatrixError
 from governance.matrix.model import SweepEntry
 
 if TYPE_CHECKING:

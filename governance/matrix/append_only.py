@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from governance.core.codes import violation
 from governance.matrix.catalog import Catalog
-from governance.matrix.errors import MatrixError, violation
+from governance.matrix.errors import MatrixError
 from governance.matrix.model import AGENTIC, SweepEntry
 
 

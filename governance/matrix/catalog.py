@@ -20,11 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from governance.changelog.keys import resolve_pattern
 from governance.core import yamlsafe
 from governance.core.blockcache import BlockCache
+from governance.core.codes import violation
 from governance.core.diagnostics import Violation
-from governance.matrix.errors import MatrixError, did_you_mean, violation
+from governance.core.suggest import did_you_mean
+from governance.matrix.errors import MatrixError
 from governance.matrix.locate import (
     Locator,
     pydantic_violations,
@@ -105,21 +106,6 @@ class Catalog:
                     )
                 )
 
-    @classmethod
-    def from_bytes(
-        cls,
-        amd: bytes | None,
-        nvidia: bytes | None,
-        runners: bytes | None,
-        *,
-        cache: BlockCache | None = None,
-    ) -> Catalog:
-        return cls(
-            [SourceFile(AMD_MASTER, amd), SourceFile(NVIDIA_MASTER, nvidia)],
-            SourceFile(RUNNER_FILE, runners),
-            cache=cache,
-        )
-
     # -- keys ----------------------------------------------------------------------
 
     @property
@@ -139,12 +125,6 @@ class Catalog:
     def __contains__(self, key: object) -> bool:
         return key in self._owner
 
-    def location(self, key: str) -> tuple[str, int, int]:
-        """(path, line, column) of a config key's definition."""
-        master = self._owner[key]
-        line, column = master.key_lines.get(key, (0, 0))
-        return master.path, line, column
-
     def resolve_globs(self, patterns: Sequence[str]) -> list[str]:
         """Generator key resolution: shell globs or exact keys."""
         keys = self.keys
@@ -159,7 +139,7 @@ class Catalog:
                                 "GOV502",
                                 f"Pattern '{pattern}' matched no config keys.\n"
                                 f"Available keys: {', '.join(sorted(keys))}",
-                                hint=did_you_mean(pattern, keys),
+                                hint=did_you_mean(pattern, keys, quote=repr),
                             )
                         ]
                     )
@@ -172,18 +152,12 @@ class Catalog:
                             "GOV501",
                             f"Config key(s) not found: {pattern}.\n"
                             f"Available keys: {', '.join(sorted(keys))}",
-                            hint=did_you_mean(pattern, keys),
+                            hint=did_you_mean(pattern, keys, quote=repr),
                         )
                     ]
                 )
             resolved.extend(key for key in matched if key not in resolved)
         return resolved
-
-    def match_wildcard(self, pattern: str) -> list[str]:
-        """Changelog key resolution of one pattern; [] when nothing matches."""
-        if "*" not in pattern:
-            return [pattern] if pattern in self._owner else []
-        return resolve_pattern(pattern, self.keys)
 
     # -- data ----------------------------------------------------------------------
 
@@ -333,7 +307,7 @@ class Catalog:
                         path,
                         line,
                         column,
-                        did_you_mean(runner, data.labels),
+                        did_you_mean(runner, data.labels, quote=repr),
                     )
                 )
             scenarios = raw.get("scenarios")

@@ -9,13 +9,9 @@ error text where tests compare it).
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-from governance.core.codes import violation
 from governance.core.diagnostics import FindingsError, Violation
-
-__all__ = ["MatrixError", "did_you_mean", "violation"]
 
 
 class MatrixError(FindingsError):
@@ -28,11 +24,3 @@ class MatrixError(FindingsError):
         # so a reporter that prints both never says the same thing twice.
         what = "1 finding" if len(violations) == 1 else f"{len(violations)} findings"
         super().__init__(f"matrix: {what}", list(violations), hint or violations[0].hint)
-
-
-def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """A hint naming the closest candidates, or "" when nothing is close."""
-    close = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.6)
-    if not close:
-        return ""
-    return "did you mean " + " or ".join(repr(c) for c in close) + "?"

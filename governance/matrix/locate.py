@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from governance.core import yamlsafe
 from governance.core.diagnostics import Violation
-from governance.matrix.errors import did_you_mean, violation
+from governance.core.schema_faults import SchemaFault, schema_violations
+from governance.core.suggest import did_you_mean
 
 
 def round_trip(text: str, path: str, line_offset: int = 0) -> Any:
@@ -61,20 +62,23 @@ def pydantic_violations(
     known_fields: Iterable[str] = (),
     code: str | None = None,
 ) -> list[Violation]:
-    """One located violation per pydantic error."""
-    found: list[Violation] = []
-    for error in exc.errors(include_url=False, include_input=False):
-        loc = list(error["loc"])
-        line, column = locate(loc)
-        message = error["msg"].removeprefix("Value error, ")
-        where = ".".join(str(part) for part in loc)
-        kind = _ERROR_CODES.get(error["type"], "GOV515")
+    """One located violation per pydantic error, worded "<owner>: <where>: <message>"."""
+
+    def word(fault: SchemaFault) -> tuple[str, str]:
+        message = fault.msg.removeprefix("Value error, ")
         hint = ""
-        if kind == "GOV513" and loc:
-            hint = did_you_mean(str(loc[-1]), known_fields)
-        text = f"{owner}: {where}: {message}" if where else f"{owner}: {message}"
-        found.append(violation(code or kind, text, path, line, column, hint))
-    return found
+        if fault.kind == "extra_forbidden" and fault.loc:
+            hint = did_you_mean(str(fault.loc[-1]), known_fields, quote=repr)
+        text = f"{owner}: {fault.where}: {message}" if fault.where else f"{owner}: {message}"
+        return text, hint
+
+    return schema_violations(
+        exc,
+        code=lambda kind: code or _ERROR_CODES.get(kind, "GOV515"),
+        locate=locate,
+        word=word,
+        path=path,
+    )
 
 
 def schema_fields(schema: type) -> set[str]:

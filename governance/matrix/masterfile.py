@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from governance.core import yamlsafe
+from governance.core.codes import violation
 from governance.core.diagnostics import Violation
-from governance.matrix.errors import violation
 from governance.matrix.locate import key_position, round_trip
 
 

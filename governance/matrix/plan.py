@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from governance.changelog.keys import wildcard_matches
+from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.matrix.additions import (
     CHANGELOG_FILE,
@@ -36,7 +37,7 @@ from governance.matrix.additions import (
 )
 from governance.matrix.append_only import CURVE_IGNORE, append_only_delta, append_only_scope
 from governance.matrix.catalog import Catalog
-from governance.matrix.errors import MatrixError, violation
+from governance.matrix.errors import MatrixError
 from governance.matrix.expand import EvalMode, generate
 from governance.matrix.model import AGENTIC, SCENARIO_KINDS, SweepEntry
 from governance.matrix.output import normalise_row

@@ -12,8 +12,9 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from governance.core.codes import violation
 from governance.matrix.catalog import Catalog
-from governance.matrix.errors import MatrixError, violation
+from governance.matrix.errors import MatrixError
 from governance.matrix.model import AGENTIC, FIXED, SCENARIO_KINDS
 from governance.matrix.runners import RunnerData
 

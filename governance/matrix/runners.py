@@ -8,8 +8,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from governance.core import yamlsafe
+from governance.core.codes import violation
 from governance.core.diagnostics import Violation
-from governance.matrix.errors import violation
 from governance.matrix.locate import pydantic_violations, round_trip, schema_fields, tree_locator
 from governance.matrix.masterfile import SourceFile
 from governance.matrix.model import RunnerConfig, RunnerHardware

@@ -18,7 +18,6 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import IO
 
 from governance.sweeps.launcher import (
@@ -167,13 +166,3 @@ class LocalLauncher:
                     job, JobStatus.CANCELLED, None, at, at, log_path, "not started"
                 )
         return [o for o in outcomes if o is not None]
-
-
-def log_tail(path: Path, limit: int = 200) -> str:
-    """The last line of a job log, for a one-line failure detail."""
-    try:
-        data = path.read_bytes()[-4096:]
-    except OSError:
-        return ""
-    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1][:limit] if lines else ""

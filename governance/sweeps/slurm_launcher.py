@@ -75,8 +75,6 @@ class _Task:
     index: int
     job: LaunchJob
     status_file: Path
-    slurm_state: str = "PENDING"
-    reason: str = ""
     seen_running: datetime | None = None
     outcome: JobOutcome | None = None
     forced_timeout: bool = False  # the launcher cancelled it for overrunning its timeout
@@ -251,7 +249,6 @@ class SlurmLauncher:
     def _observe(
         self, task: _Task, state: str, reason: str, emit: Callable[[JobEvent], None]
     ) -> None:
-        task.slurm_state, task.reason = state, reason
         if state in RUNNING_STATES:
             self._started(task, emit)
         if state not in STATE_STATUS:

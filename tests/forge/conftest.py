@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -86,11 +85,6 @@ class Sandbox:
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Sandbox:
     return Sandbox(tmp_path / "repo")
-
-
-@pytest.fixture
-def make_sandbox(tmp_path: Path) -> Callable[[str], Sandbox]:
-    return lambda name: Sandbox(tmp_path / name)
 
 
 @pytest.fixture

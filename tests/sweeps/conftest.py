@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +76,3 @@ def scripts_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "scripts"
     folder.mkdir()
     return folder
-
-
-@pytest.fixture
-def write_plan(tmp_path: Path) -> Callable[[dict[str, Any]], Path]:
-    def write(document: dict[str, Any], name: str = "plan.json") -> Path:
-        path = tmp_path / name
-        path.write_text(json.dumps(document))
-        return path
-
-    return write
