@@ -133,29 +133,13 @@ class Catalog:
             if "*" in pattern or "?" in pattern:
                 matched = [key for key in keys if fnmatch.fnmatchcase(key, pattern)]
                 if not matched:
-                    raise MatrixError(
-                        [
-                            violation(
-                                "GOV502",
-                                f"Pattern '{pattern}' matched no config keys.\n"
-                                f"Available keys: {', '.join(sorted(keys))}",
-                                hint=did_you_mean(pattern, keys, quote=repr),
-                            )
-                        ]
+                    raise _unresolved(
+                        "GOV502", f"Pattern '{pattern}' matched no config keys.", pattern, keys
                     )
             elif pattern in self._owner:
                 matched = [pattern]
             else:
-                raise MatrixError(
-                    [
-                        violation(
-                            "GOV501",
-                            f"Config key(s) not found: {pattern}.\n"
-                            f"Available keys: {', '.join(sorted(keys))}",
-                            hint=did_you_mean(pattern, keys, quote=repr),
-                        )
-                    ]
-                )
+                raise _unresolved("GOV501", f"Config key(s) not found: {pattern}.", pattern, keys)
             resolved.extend(key for key in matched if key not in resolved)
         return resolved
 
@@ -334,3 +318,9 @@ class Catalog:
         """(path, line, column) of a field inside a config, e.g. ("runner",)."""
         line, column = self._locator(key)(loc)
         return self._owner[key].path, line, column
+
+
+def _unresolved(code: str, text: str, pattern: str, keys: Sequence[str]) -> MatrixError:
+    """A pattern of the generator that names no config key (the reference's wording)."""
+    message = f"{text}\nAvailable keys: {', '.join(sorted(keys))}"
+    return MatrixError([violation(code, message, hint=did_you_mean(pattern, keys, quote=repr))])

@@ -14,6 +14,7 @@ from typing import Any
 
 from governance.core.diagnostics import Violation
 from governance.matrix.plan import PlanResult
+from governance.matrix.row_builder import worker_tag
 
 COLUMNS = ("config", "runner", "framework", "prec", "seq", "parallelism", "spec", "conc", "eval")
 EVAL_SECTIONS = ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals")
@@ -29,15 +30,6 @@ def plan_json(result: PlanResult) -> str:
     return json.dumps(result.document, ensure_ascii=False, separators=(",", ":"))
 
 
-def _worker(letter: str, worker: dict[str, Any]) -> str:
-    text = f"{letter}{worker.get('num-worker')}x{worker.get('tp')}"
-    if worker.get("ep", 1) != 1:
-        text += f"ep{worker['ep']}"
-    if worker.get("dp-attn"):
-        text += "dpa"
-    return text
-
-
 def describe(row: dict[str, Any]) -> tuple[str, ...]:
     """The cells of one row, in COLUMNS order."""
     if row.get("scenario-type") == "agentic-coding":
@@ -45,7 +37,7 @@ def describe(row: dict[str, Any]) -> tuple[str, ...]:
     else:
         seq = f"{row.get('isl')}/{row.get('osl')}"
     if isinstance(row.get("prefill"), dict):
-        parallel = f"{_worker('P', row['prefill'])}/{_worker('D', row['decode'])}"
+        parallel = f"{worker_tag('P', row['prefill'])}/{worker_tag('D', row['decode'])}"
     else:
         parallel = f"tp{row.get('tp')}"
         if row.get("ep", 1) != 1:

@@ -254,8 +254,9 @@ def _single_node_agentic_row(
     return row
 
 
-def _worker_tag(letter: str, worker: dict[str, Any]) -> str:
-    tag = f"{letter}{worker['num-worker']}x{worker['tp']}"
+def worker_tag(letter: str, worker: dict[str, Any]) -> str:
+    """A worker in a name or a table: P2x8ep8dpa = 2 workers, TP 8, EP 8, DP attention."""
+    tag = f"{letter}{worker.get('num-worker')}x{worker.get('tp')}"
     if worker.get("ep", 1) != 1:
         tag += f"ep{worker['ep']}"
     if worker.get("dp-attn"):
@@ -269,7 +270,7 @@ def _multinode_agentic_row(
     offloading = entry.get("kv-offloading") or "none"
     prefill, decode = entry["prefill"], entry["decode"]
     name = (
-        f"{config['model-prefix']}_{_worker_tag('p', prefill)}_{_worker_tag('d', decode)}"
+        f"{config['model-prefix']}_{worker_tag('p', prefill)}_{worker_tag('d', decode)}"
         f"_conc{'x'.join(str(c) for c in concs)}"
     )
     if offloading != "none":

@@ -13,7 +13,7 @@ import importlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,6 +34,11 @@ INHERITED_ENV = (
     "HF_HUB_CACHE",
 )
 LOG_NAME = "gov-job.log"  # combined stdout and stderr, inside each result folder
+
+
+def utc_now() -> datetime:
+    """Now, timezone-aware (every launcher timestamp is UTC)."""
+    return datetime.now(UTC)
 
 
 def script_argv(script: Path) -> list[str]:

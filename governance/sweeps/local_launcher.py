@@ -17,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import IO
 
 from governance.sweeps.launcher import (
@@ -28,16 +28,13 @@ from governance.sweeps.launcher import (
     LaunchJob,
     inherited_env,
     script_argv,
+    utc_now,
 )
 
 # What a script inherits from gov's own environment; everything else comes
 # from the row. Tokens (HF_TOKEN) pass through but are never printed.
 KILL_GRACE_SECONDS = 2.0
 POLL_SECONDS = 0.002
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass
@@ -92,7 +89,7 @@ class LocalLauncher:
         except BaseException:
             log.close()
             raise
-        return _Running(index, job, process, log, _now(), time.monotonic() + job.timeout_seconds)
+        return _Running(index, job, process, log, utc_now(), time.monotonic() + job.timeout_seconds)
 
     def launch(
         self,
@@ -108,7 +105,7 @@ class LocalLauncher:
 
         def finish(item: _Running, status: JobStatus, code: int | None, detail: str) -> None:
             item.log.close()
-            ended = _now()
+            ended = utc_now()
             outcomes[item.index] = JobOutcome(
                 item.job,
                 status,
@@ -127,7 +124,7 @@ class LocalLauncher:
                     try:
                         item = self._start(index, job)
                     except OSError as exc:
-                        at = _now()
+                        at = utc_now()
                         log_path = job.result_dir / LOG_NAME
                         outcomes[index] = JobOutcome(
                             job, JobStatus.FAILED, None, at, at, log_path, f"cannot start: {exc}"
@@ -159,7 +156,7 @@ class LocalLauncher:
             for item in running:
                 _kill_group(item.process)
                 finish(item, JobStatus.CANCELLED, None, "interrupted")
-            at = _now()
+            at = utc_now()
             for index, job in pending:
                 log_path = job.result_dir / LOG_NAME
                 outcomes[index] = JobOutcome(

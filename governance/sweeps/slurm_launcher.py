@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from governance.sweeps.launcher import (
@@ -36,6 +36,7 @@ from governance.sweeps.launcher import (
     JobOutcome,
     JobStatus,
     LaunchJob,
+    utc_now,
 )
 from governance.sweeps.slurm_client import (
     RUNNING_STATES,
@@ -62,10 +63,6 @@ from governance.sweeps.slurm_manifest import (
 STATUS_WAITS = 3
 # How long squeue may keep failing (controller restart, network) before giving up.
 LOST_CONTACT_SECONDS = 600.0
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass
@@ -159,7 +156,7 @@ class SlurmLauncher:
     # -- preparing and submitting ----------------------------------------------
 
     def _prepare(self, jobs: Sequence[LaunchJob]) -> list[_Task]:
-        launch_dir = new_launch_dir(self.work_dir, _now())
+        launch_dir = new_launch_dir(self.work_dir, utc_now())
         self.launch_dir = launch_dir
         tasks = [_Task(i, job, launch_dir / "status" / f"{i}.json") for i, job in enumerate(jobs)]
         write_manifest(
@@ -292,7 +289,7 @@ class SlurmLauncher:
     def _started(task: _Task, emit: Callable[[JobEvent], None]) -> None:
         """The start event, once per task; a task cancelled while pending gets none."""
         if task.seen_running is None:
-            task.seen_running = _now()
+            task.seen_running = utc_now()
             emit(JobEvent(task.job.key, None, task.seen_running))
 
     def _finish(
@@ -304,7 +301,7 @@ class SlurmLauncher:
         recorded: Mapping[str, object] | None = None,
     ) -> None:
         recorded = recorded or {}
-        ended = _parse_time(recorded.get("ended_at")) or _now()
+        ended = _parse_time(recorded.get("ended_at")) or utc_now()
         started = _parse_time(recorded.get("started_at")) or task.seen_running or ended
         code = recorded.get("exit_code")
         if status is JobStatus.FAILED and not isinstance(code, int):
@@ -325,7 +322,7 @@ class SlurmLauncher:
     def _check_overrun(self, tasks: list[_Task]) -> None:
         """The launcher's own timeout check, behind the wrapper's and Slurm's."""
         assert self.job_id is not None
-        now = _now()
+        now = utc_now()
         late = []
         for task in tasks:
             if task.outcome is not None or task.seen_running is None or task.forced_timeout:
