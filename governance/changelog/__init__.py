@@ -1,0 +1,16 @@
+"""Floor 3, the changelog domain: `perf-changelog.yaml` read, judged and edited.
+Pure: bytes in, data or bytes out (docs/rules.md, docs/prepare-merge.md).
+
+* `document`     - bytes -> `Changelog`: entries with byte spans, lines, parsed values.
+* `model`        - the pydantic schema of one entry.
+* `entry_schema` - an entry's schema faults as located violations.
+* `layout`       - the byte layout rules (regimes, whitespace of appended entries).
+* `positions`    - where a key, item or value sits inside one entry.
+* `keys`         - resolve appended entries' config keys against the master configs.
+* `rules`        - `check(base, head, policy, mode)`: the append-only rules.
+* `splice`       - rewrite pr-link values by splicing their byte spans.
+* `edit`         - canonicalize links at merge time; the shared edit results.
+* `reappend`     - re-append a PR's additions after main's bytes.
+* `conflict`     - resolve a conflicted changelog from its index stages.
+* `merge_driver` - the pure git merge driver (both sides only appended).
+"""

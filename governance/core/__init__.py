@@ -5,6 +5,8 @@
 * `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings`.
 * `links`       - the pr-link policy (placeholders, the canonical link of PR N).
 * `yamlsafe`    - the safe YAML loader every parse goes through (bounded, no tags).
+* `suggest`     - did-you-mean hints: the spellings a user probably meant.
+* `schema_faults` - pydantic validation errors as located `Violation`s.
 * `atomic`      - write a file so that readers see the old bytes or the new ones.
 * `blockcache`  - content-addressed cache of parsed blocks under `.git/gov/`.
 """

@@ -2,6 +2,12 @@
 
 `open_forge` picks the embedded local forge (SQLite + the repository's refs)
 or GitHub's REST API; `prepare-merge` only sees the `Forge` interface.
+
+* `base`    - the `Forge` interface, its records and its errors.
+* `local`   - the embedded forge: pull requests without a server.
+* `localdb` - the embedded forge's SQLite database.
+* `github`  - GitHub's REST API (the only importer of httpx).
+* `render`  - plain-text views for `gov pr list` / `gov pr show`.
 """
 
 from __future__ import annotations
