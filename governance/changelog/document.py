@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from governance.changelog import bounds as limits
+from governance.changelog.bounds import MAX_CHANGELOG_BYTES
 from governance.changelog.entry_schema import schema_violations
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation, line_col
 from governance.core.yamlsafe import YamlLoadError, load
 
-MAX_CHANGELOG_BYTES = 16 * 1024 * 1024
 ENTRY_START = re.compile(rb"^- config-keys:[^\r\n]*\n", re.MULTILINE)
 _ENTRY_PREFIX = "- config-keys:"
 
@@ -108,7 +109,7 @@ def parse(data: bytes, path: str, *, source: str = "head", trusted_prefix: int =
                 fail(
                     "GOV111",
                     f"file is {len(data):,} bytes; gov parses at most {MAX_CHANGELOG_BYTES:,}",
-                    None,
+                    MAX_CHANGELOG_BYTES,
                     "a changelog this large is almost certainly not a changelog; restore it",
                 ),
             ),
@@ -118,6 +119,9 @@ def parse(data: bytes, path: str, *, source: str = "head", trusted_prefix: int =
         return ParseResult(None, tuple(found))
     text = data.decode("utf-8")
     starts = entry_starts(data)
+    too_big = limits.file_faults(data, starts, fail)
+    if too_big is not None:
+        return ParseResult(None, (*found, too_big))
     structural = _parse_entries(data, text, starts, path, source, trusted_prefix)
     if isinstance(structural, list):
         return ParseResult(None, (*found, *structural))
@@ -155,6 +159,9 @@ def _byte_faults(
             count = data.count(byte)
             more = f" ({count} in the file)" if count > 1 else ""
             faults.append(fail(code, f"file contains a {what}{more}", first, hint))
+    separator = limits.separator_fault(data, fail)
+    if separator is not None:
+        faults.append(separator)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -236,6 +243,12 @@ def _parse_entries(
         if start < trusted_prefix:
             entries.append(Entry(index, start, content_end(data, start, end), end, line, None))
             continue
+        too_big = limits.entry_fault(
+            data, start, end, index, lambda *a: _fail_at(data, path, source, *a)
+        )
+        if too_big is not None:
+            problems.append(too_big)
+            continue
         loaded = _load_block(data[start:end].decode("utf-8"), line - 1, path, source)
         if isinstance(loaded, Violation):
             problems.append(loaded)
@@ -250,7 +263,12 @@ def _parse_entries(
                 at("GOV110", f"entry {index} is not a mapping", line, 1, "write `key: value` pairs")
             )
             continue
-        entries.append(Entry(index, start, content_end(data, start, end), end, line, raw))
+        entry = Entry(index, start, content_end(data, start, end), end, line, raw)
+        too_long = _description_fault(data, entry, path, source)
+        if too_long is not None:
+            problems.append(too_long)
+            continue
+        entries.append(entry)
     if problems:
         return problems
     changelog = Changelog(path, data, tuple(entries))
@@ -263,6 +281,33 @@ def _parse_entries(
     return schema or changelog
 
 
+def _fail_at(
+    data: bytes, path: str, source: str, code: str, message: str, offset: int, hint: str
+) -> Violation:
+    line, column = line_col(data, offset)
+    return violation(code, message, path, line, column, hint, source=source)
+
+
+def _description_fault(data: bytes, entry: Entry, path: str, source: str) -> Violation | None:
+    description = entry.raw.get("description")
+    message = limits.description_fault(len(description)) if isinstance(description, list) else None
+    if message is None:
+        return None
+    from governance.changelog.positions import locate  # positions imports this module
+
+    changelog = Changelog(path, data, (entry,))
+    line, column = locate(changelog, entry, ("description", limits.MAX_DESCRIPTION_LINES))
+    return violation(
+        "GOV116",
+        f"entry {entry.index}: {message}",
+        path,
+        line,
+        column,
+        "describe the change in a few lines; put long notes in the PR description",
+        source=source,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class _Loaded:
     value: Any
@@ -271,7 +316,7 @@ class _Loaded:
 @lru_cache(maxsize=8192)
 def _load_cached(text: str) -> _Loaded | tuple[str, str, int, int]:
     try:
-        return _Loaded(load(text))
+        return _Loaded(load(text, strict=True))
     except YamlLoadError as exc:
         p = exc.problem
         return (p.kind, p.message, p.line, p.column)
@@ -283,6 +328,8 @@ _YAML_CODES = {
     "too-large": "GOV111",
     "yaml-alias": "GOV112",
     "yaml-tag": "GOV113",
+    "too-deep": "GOV115",
+    "yaml-anchor": "GOV117",
 }
 _YAML_HINTS = {
     "yaml-syntax": "fix the YAML syntax at this position (quote strings that contain `: ` or `#`)",
@@ -290,6 +337,8 @@ _YAML_HINTS = {
     "yaml-alias": "write the values out instead of using anchors and aliases",
     "yaml-tag": "remove the `!tag`; entries hold plain strings, lists and booleans",
     "too-large": "split the input",
+    "too-deep": "entries hold flat strings, lists and booleans; remove the nesting",
+    "yaml-anchor": "write the value out; anchors, aliases and merge keys are not allowed",
 }
 
 
@@ -299,6 +348,11 @@ def _load_block(text: str, line_offset: int, path: str, source: str) -> _Loaded 
     if isinstance(result, _Loaded):
         return result
     kind, message, line, column = result
+    # A fault at the end of the input (an unclosed quote in a file without a
+    # final newline) is reported at the last line, not one past it.
+    last = text.count("\n") + 1  # the empty line after a final newline counts
+    if line > last:
+        line, column = last, len(text.rsplit("\n", 1)[-1]) + 1
     return violation(
         _YAML_CODES[kind],
         f"invalid YAML: {message}",

@@ -26,7 +26,7 @@ from governance.changelog.model import FIELD_ALIASES
 from governance.changelog.positions import locate, value_position
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
-from governance.core.links import LinkKind, LinkPolicy, link_text
+from governance.core.links import MAX_PR_DIGITS, LinkKind, LinkPolicy, link_text
 
 
 class Mode(StrEnum):
@@ -190,7 +190,7 @@ def _compare_entries(old: Changelog, new: Changelog, policy: LinkPolicy, verdict
             verdict.violations.append(
                 violation(
                     code,
-                    f"entry {after.index}: pr-link correction {link!r} is not a canonical link",
+                    f"entry {after.index}: pr-link correction {_short(link)!r} is not a canonical link",
                     path,
                     line,
                     column,
@@ -267,7 +267,7 @@ def _link_policy(
         expected = policy.expected(mode.pr)
         if link == expected or kind is LinkKind.PLACEHOLDER:
             return []
-        why = f"new PR entry must use {expected!r} or an {placeholder} placeholder; found {link!r}"
+        why = f"new PR entry must use {expected!r} or an {placeholder} placeholder; found {_short(link)!r}"
         if policy.looks_like_placeholder(link):
             hint = f"write exactly `pr-link: {placeholder}`; gov prepare-merge fills in {expected}"
         elif kind is LinkKind.CANONICAL:
@@ -281,14 +281,14 @@ def _link_policy(
     if kind is LinkKind.LOOSE_NUMBER:
         return bad(
             "GOV405",
-            f"pr-link {link!r} has a PR number that is not a plain decimal",
-            "write the number in ASCII digits without leading zeros",
+            f"pr-link {_short(link)!r} has a PR number that is not a plain decimal",
+            f"write the number in ASCII digits without leading zeros (at most {MAX_PR_DIGITS})",
         )
     if mode.kind is Mode.MAIN:
         if kind is not LinkKind.CANONICAL:
             return bad(
                 "GOV402",
-                f"new main-branch entry has invalid pr-link: {link!r}",
+                f"new main-branch entry has invalid pr-link: {_short(link)!r}",
                 f"entries on main carry the merged PR's link, e.g. {policy.expected(1234)}",
             )
         if mode.pr is not None and policy.number(link) != mode.pr:
@@ -302,9 +302,14 @@ def _link_policy(
         return []
     return bad(
         "GOV401",
-        f"pr-link {link!r} is neither a placeholder nor a canonical link",
+        f"pr-link {_short(link)!r} is neither a placeholder nor a canonical link",
         f"write `pr-link: {placeholder}` until the PR number is known",
     )
+
+
+def _short(link: str) -> str:
+    """A link as shown in a message: long ones are cut (the location points at it)."""
+    return link if len(link) <= 120 else link[:120] + "…"
 
 
 def _spelling(new: Changelog, entry: Entry) -> list[Violation]:

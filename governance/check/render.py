@@ -25,20 +25,55 @@ def mode_label(result: CheckResult) -> str:
     return "draft mode"
 
 
-def excerpt(data: bytes, v: Violation) -> list[str]:
+# Text output shows this many findings, then says how many more there are
+# (JSON output carries all of them). docs/security.md, "Bounds".
+MAX_FINDINGS_SHOWN = 100
+# An excerpt line longer than this is cut around the caret.
+MAX_EXCERPT_CHARS = 200
+
+
+class LineIndex:
+    """Line starts of one snapshot, computed once: each excerpt is then a
+    slice, so rendering is linear in the number of findings."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._starts: list[int] | None = None
+
+    def line(self, number: int) -> bytes | None:
+        if self._starts is None:
+            starts, pos = [0], self.data.find(b"\n")
+            while pos >= 0:
+                starts.append(pos + 1)
+                pos = self.data.find(b"\n", pos + 1)
+            self._starts = starts
+        if not 1 <= number <= len(self._starts):
+            return None
+        start = self._starts[number - 1]
+        end = self._starts[number] - 1 if number < len(self._starts) else len(self.data)
+        return self.data[start:end]
+
+
+def excerpt(data: bytes | LineIndex, v: Violation) -> list[str]:
     """The offending source line with a caret under the column."""
     if not v.line:
         return []
-    lines = data.split(b"\n")
-    if v.line > len(lines):
+    index = data if isinstance(data, LineIndex) else LineIndex(data)
+    raw = index.line(v.line)
+    if raw is None:
         return []
-    text = lines[v.line - 1].decode("utf-8", "replace").replace("\t", " ").replace("\r", "␍")
+    text = raw.decode("utf-8", "replace").replace("\t", " ").replace("\r", "␍")
+    column = max(v.column - 1, 0)
+    if len(text) > MAX_EXCERPT_CHARS:  # a 1 MB line is shown as a window around the caret
+        left = max(0, min(column - MAX_EXCERPT_CHARS // 2, len(text) - MAX_EXCERPT_CHARS))
+        text = ("…" if left else "") + text[left : left + MAX_EXCERPT_CHARS] + "…"
+        column = column - left + (1 if left else 0)
     gutter = f"{v.line:>6} | "
-    caret = " " * (len(gutter) - 2) + "| " + " " * max(v.column - 1, 0) + "^"
+    caret = " " * (len(gutter) - 2) + "| " + " " * column + "^"
     return [gutter + text, caret]
 
 
-def render_violation(v: Violation, data: bytes, *, label: str = "") -> str:
+def render_violation(v: Violation, data: bytes | LineIndex, *, label: str = "") -> str:
     where = v.located() + (f" ({label})" if label else "")
     out = [f"{where}: {v.code} {v.message}", *excerpt(data, v)]
     if v.hint:
@@ -49,10 +84,17 @@ def render_violation(v: Violation, data: bytes, *, label: str = "") -> str:
 def render_text(result: CheckResult) -> str:
     verdict = result.verdict
     blocks = []
-    for v in verdict.violations:
-        data = result.base_bytes if v.source == "base" else result.head_bytes
+    base, head = LineIndex(result.base_bytes), LineIndex(result.head_bytes)
+    for v in verdict.violations[:MAX_FINDINGS_SHOWN]:
+        data = base if v.source == "base" else head
         label = f"base, {result.base_label}" if v.source == "base" else ""
         blocks.append(render_violation(v, data, label=label))
+    hidden = len(verdict.violations) - MAX_FINDINGS_SHOWN
+    if hidden > 0:
+        blocks.append(
+            f"… and {hidden:,} more finding{'s' if hidden != 1 else ''} not shown "
+            "(--format json lists all of them)"
+        )
     span = f"base {result.base_label} → head {result.head_label}"
     if verdict.ok:
         keys = f", {len(verdict.config_keys)} config key(s)" if verdict.config_keys else ""

@@ -124,7 +124,8 @@ def appended_lines(head: bytes, first_line: int) -> tuple[tuple[str, ...], tuple
     """The appended entries as the `+` lines a diff would show, with their
     line numbers (head extends base by appending, so the diff is exactly the
     tail from `first_line`)."""
-    lines = tuple(head.decode("utf-8").splitlines()[first_line - 1 :])
+    text = head.decode("utf-8").removesuffix("\n")  # `\n` only, as check splits it
+    lines = tuple(text.split("\n")[first_line - 1 :])
     return lines, tuple(range(first_line, first_line + len(lines)))
 
 

@@ -36,7 +36,21 @@ _RULES = (
     Rule("GOV110", "entry-not-mapping", "every entry is a mapping"),
     Rule("GOV111", "too-large", "the file is larger than gov will parse"),
     Rule("GOV112", "yaml-alias", "bounded YAML aliases (no alias bombs)"),
-    Rule("GOV113", "yaml-tag", "no custom YAML tags"),
+    Rule("GOV113", "yaml-tag", "no custom YAML tags; a tagged value its tag can construct"),
+    Rule(
+        "GOV114",
+        "line-separator",
+        "only `\\n` breaks lines (no U+2028, U+2029, NEL, VT, FF)",
+        stricter=True,
+    ),
+    Rule("GOV115", "too-deep", "YAML nesting stays within the depth bound", stricter=True),
+    Rule(
+        "GOV116",
+        "too-long",
+        "lines, entries, entry size and description lines stay within their bounds",
+        stricter=True,
+    ),
+    Rule("GOV117", "yaml-anchor", "no anchors, aliases or merge keys", stricter=True),
     # -- entry schema (docs/rules.md) ---------------------------------------
     Rule("GOV201", "schema", "the entry does not match the changelog entry schema"),
     Rule("GOV202", "unknown-field", "only the documented fields are allowed"),

@@ -13,14 +13,18 @@ from enum import Enum
 DEFAULT_REPOSITORY = "SemiAnalysisAI/InferenceX"
 DEFAULT_LINK_TEMPLATE = "https://github.com/{repository}/pull/{number}"
 DEFAULT_PLACEHOLDERS = ("XXX", "https://github.com/{repository}/pull/XXX")
+# A PR number longer than this is not a PR number (and Python refuses to
+# convert decimals over 4,300 digits).
+MAX_PR_DIGITS = 12
 
 
 class LinkKind(Enum):
     PLACEHOLDER = "placeholder"
     CANONICAL = "canonical"  # template with a plain decimal number >= 1
     # Matches the reference's `\d+` but not plain ASCII decimal: non-ASCII
-    # digits (`٩٥`), leading zeros (`00095`) or zero. The reference accepts
-    # these as canonical; gov does not (GOV405).
+    # digits (`٩٥`), leading zeros (`00095`), zero, or more than
+    # MAX_PR_DIGITS digits. The reference accepts these as canonical; gov
+    # does not (GOV405).
     LOOSE_NUMBER = "loose-number"
     OTHER = "other"
 
@@ -59,7 +63,7 @@ class LinkPolicy:
         if match is None:
             return LinkKind.OTHER
         digits = match.group(1)
-        if digits.isascii() and digits[0] != "0":
+        if digits.isascii() and digits[0] != "0" and len(digits) <= MAX_PR_DIGITS:
             return LinkKind.CANONICAL
         return LinkKind.LOOSE_NUMBER
 

@@ -5,8 +5,19 @@ Safety rules (they apply to every YAML byte gov reads):
   any other tag is an error;
 * anchors and aliases are bounded: an alias-heavy document ("billion laughs")
   is refused before anything walks it;
-* the input size is bounded (`MAX_YAML_BYTES`);
+* the input size is bounded (`MAX_YAML_BYTES`), and so are the nesting
+  depth (`MAX_DEPTH`) and the length of a tag (`MAX_TAG_CHARS`), checked
+  before the loader sees the text (the C loader recurses per level and
+  crashes the process past some 20,000 levels);
+* only the standard tags are accepted, by both flavours (round-trip would
+  otherwise keep unknown tags), and a value its tag cannot construct
+  (`!!int XXX`, an integer over Python's 4,300-digit limit) is a located
+  error, not an exception;
+* `strict=True` (the changelog) also refuses anchors, aliases and merge keys:
+  they let one entry's bytes say different things to different readers;
 * duplicate mapping keys are an error at any depth.
+
+The bounds are listed in docs/security.md ("Bounds").
 
 YAML 1.1 is used on purpose: the reference tooling reads these files with
 PyYAML, so `yes`/`on`/dates resolve the way users of those files expect.
@@ -14,6 +25,7 @@ PyYAML, so `yes`/`on`/dates resolve the way users of those files expect.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,13 +35,26 @@ if TYPE_CHECKING:
 
 MAX_YAML_BYTES = 16 * 1024 * 1024
 MAX_ALIASES = 100
+MAX_DEPTH = 64  # nested collections (block and flow)
+MAX_TAG_CHARS = 128
+# The tags the safe constructor builds; anything else is refused by both flavours.
+STANDARD_TAGS = frozenset(
+    "tag:yaml.org,2002:" + name
+    for name in (
+        "null", "bool", "int", "float", "str", "binary", "timestamp",
+        "seq", "map", "omap", "pairs", "set", "merge",
+    )
+)  # fmt: skip
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_LEAD = re.compile(r"^[ ?-]*", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
 class YamlProblem:
     """A YAML failure with a 1-based location inside the parsed text."""
 
-    kind: str  # "yaml-syntax" | "duplicate-key" | "yaml-alias" | "yaml-tag" | "too-large"
+    # "yaml-syntax" | "duplicate-key" | "yaml-alias" | "yaml-tag" | "too-large" | "too-deep"
+    kind: str
     message: str
     line: int
     column: int
@@ -44,40 +69,131 @@ class YamlLoadError(Exception):
 _loader_cache: dict[bool, YAML] = {}
 
 
+def _guarded(base: type) -> type:
+    """`base` with construction failures turned into located YAML errors:
+    ruamel raises bare ValueError/KeyError for `!!int XXX`, `!!bool maybe` or
+    an integer longer than Python converts."""
+    from ruamel.yaml.constructor import ConstructorError
+
+    class Guarded(base):  # type: ignore[misc, valid-type]
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            try:
+                return super().construct_object(node, deep)
+            except (ValueError, KeyError, TypeError, OverflowError, AttributeError) as exc:
+                value = node.value if isinstance(node.value, str) else ""
+                shown = value if len(value) <= 40 else value[:40] + "…"
+                tag = node.tag.removeprefix("tag:yaml.org,2002:")
+                raise ConstructorError(
+                    None, None, f"{shown!r} is not a valid !!{tag}", node.start_mark
+                ) from exc
+
+    return Guarded
+
+
 def _yaml(round_trip: bool) -> YAML:
     """One configured ruamel instance per flavour (creating one is costly)."""
     if round_trip not in _loader_cache:
         from ruamel.yaml import YAML
+        from ruamel.yaml.constructor import RoundTripConstructor, SafeConstructor
 
         # The safe flavour scans and parses in C when ruamel.yaml.clib is
         # installed (7x faster on a 320 KB master config); construction, and
         # so the tag and duplicate-key rules, stays in Python either way.
         yaml = YAML(typ="rt" if round_trip else "safe", pure=round_trip)
+        yaml.Constructor = _guarded(RoundTripConstructor if round_trip else SafeConstructor)
         yaml.version = (1, 1)
         yaml.allow_duplicate_keys = False
         _loader_cache[round_trip] = yaml
     return _loader_cache[round_trip]
 
 
-def _count_aliases(text: str) -> int:
-    """Cheap upper bound on alias use: '*name' tokens outside quotes are rare
-    in our files; only when present do we ask the scanner for real tokens."""
-    if "*" not in text and "&" not in text:
-        return 0
-    from ruamel.yaml.tokens import AliasToken
+def _depth_bound(text: str) -> int:
+    """A cheap upper bound of the nesting depth: every flow opener, plus two
+    levels per column of the widest run of indentation and `-`/`?`
+    indicators that starts a line (an indentless sequence shares its
+    parent's column), plus the document's own two."""
+    lead = max((len(run) for run in _LEAD.findall(text)), default=0)
+    return text.count("[") + text.count("{") + 2 * lead + 2
 
-    yaml = _yaml(False)
-    count = 0
+
+def prescan(text: str, *, strict: bool = False, line_offset: int = 0) -> YamlProblem | None:
+    """The first bound or token rule `text` breaks, located; None if none.
+
+    Tokens come from the C scanner, which keeps no stack per level: it is
+    safe on input the loader would crash on. It runs only when a cheap look
+    at the text says a rule could be broken."""
+    deep = _depth_bound(text) > MAX_DEPTH
+    risky = "!" in text or "&" in text or "*" in text or (strict and "<<" in text)
+    if not deep and not risky:
+        return None
+    from ruamel.yaml import tokens as tk
+    from ruamel.yaml.error import YAMLError
+
+    opens = (
+        tk.BlockSequenceStartToken,
+        tk.BlockMappingStartToken,
+        tk.FlowSequenceStartToken,
+        tk.FlowMappingStartToken,
+    )
+    closes = (tk.BlockEndToken, tk.FlowSequenceEndToken, tk.FlowMappingEndToken)
+    depth = aliases = 0
+
+    def at(kind: str, message: str, token: Any) -> YamlProblem:
+        mark = token.start_mark
+        return YamlProblem(kind, message, mark.line + 1 + line_offset, mark.column + 1)
+
     try:
-        for token in yaml.scan(text):
-            if isinstance(token, AliasToken):
-                count += 1
-    except Exception:
-        return count
-    return count
+        for token in _yaml(False).scan(text):
+            if isinstance(token, opens):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return at("too-deep", f"nesting deeper than {MAX_DEPTH} levels", token)
+            elif isinstance(token, closes):
+                depth -= 1
+            elif isinstance(token, tk.TagToken):
+                problem = _tag_problem(token.value, strict)
+                if problem:
+                    return at(*problem, token)
+            elif isinstance(token, tk.AnchorToken | tk.AliasToken) and strict:
+                return at("yaml-anchor", "anchors and aliases are not allowed here", token)
+            elif isinstance(token, tk.AliasToken):
+                aliases += 1
+                if aliases > MAX_ALIASES:
+                    message = (
+                        f"more than {MAX_ALIASES} YAML aliases; refusing a possible alias bomb"
+                    )
+                    return at("yaml-alias", message, token)
+            elif (
+                strict and isinstance(token, tk.ScalarToken) and token.plain and token.value == "<<"
+            ):
+                return at("yaml-anchor", "merge keys (`<<`) are not allowed here", token)
+    except YAMLError:
+        return None  # a syntax error: the loader reports it, located
+    return None
 
 
-def load(text: str, *, round_trip: bool = False, line_offset: int = 0) -> Any:
+def _tag_problem(value: tuple[str | None, str], strict: bool) -> tuple[str, str] | None:
+    handle, suffix = value
+    spelled = (handle or "") + suffix
+    if len(spelled) > MAX_TAG_CHARS:
+        return "yaml-tag", f"a tag of {len(spelled):,} characters (at most {MAX_TAG_CHARS})"
+    if handle == "!!":
+        full = "tag:yaml.org,2002:" + suffix
+    elif handle is None:
+        full = suffix
+    else:
+        full = ""  # `!local` and `!x!` handles: never standard here
+    if handle == "!" and suffix == "":
+        return None  # `!` alone: the non-specific tag (a plain string)
+    if full not in STANDARD_TAGS:
+        shown = spelled if len(spelled) <= 40 else spelled[:40] + "…"
+        return "yaml-tag", f"tag {shown!r} is not a standard YAML tag"
+    if strict and full == _MERGE_TAG:
+        return "yaml-anchor", "merge keys (`!!merge`) are not allowed here"
+    return None
+
+
+def load(text: str, *, round_trip: bool = False, line_offset: int = 0, strict: bool = False) -> Any:
     """Parse one YAML document safely.
 
     `line_offset` is added to reported line numbers (for snippets cut out of a
@@ -97,15 +213,9 @@ def load(text: str, *, round_trip: bool = False, line_offset: int = 0) -> Any:
                 1,
             )
         )
-    if _count_aliases(text) > MAX_ALIASES:
-        raise YamlLoadError(
-            YamlProblem(
-                "yaml-alias",
-                f"more than {MAX_ALIASES} YAML aliases; refusing a possible alias bomb",
-                1 + line_offset,
-                1,
-            )
-        )
+    problem = prescan(text, strict=strict, line_offset=line_offset)
+    if problem is not None:
+        raise YamlLoadError(problem)
     try:
         return _yaml(round_trip).load(text)
     except DuplicateKeyError as exc:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from governance.changelog import bounds
+from governance.changelog.document import entry_starts
 from governance.changelog.keys import resolve_keys, unresolved_violation
 from governance.core import yamlsafe
 from governance.core.codes import violation
@@ -52,7 +54,9 @@ def changelog_additions(diff_text: str, path: str = CHANGELOG_FILE) -> Additions
     contents: list[str] = []
     lines: list[int] = []
     new_line = 0
-    for raw in diff_text.splitlines():
+    # `\n` only, like git: `splitlines` would also break on U+2028 and friends
+    # and read a different entry than `gov check` does.
+    for raw in diff_text.split("\n"):
         hunk = _HUNK.match(raw)
         if hunk:
             new_line = int(hunk["start"])
@@ -87,8 +91,9 @@ def parse_additions(additions: Additions) -> list[Any]:
     text = additions.text
     if not text.strip():
         raise MatrixError([violation("GOV531", "No additions found in the changelog file.", path)])
+    _refuse_out_of_bounds(additions)
     try:
-        data = yamlsafe.load(text, round_trip=True)
+        data = yamlsafe.load(text, round_trip=True, strict=True)
     except yamlsafe.YamlLoadError as exc:
         problem = exc.problem
         line = additions.file_line(problem.line)
@@ -113,6 +118,35 @@ def parse_additions(additions: Additions) -> list[Any]:
             ]
         )
     return data
+
+
+def _refuse_out_of_bounds(additions: Additions) -> None:
+    """The changelog's byte bounds (docs/security.md), before any YAML is read:
+    the appended lines are held to what `gov check` holds the file to."""
+    data = (additions.text + "\n").encode("utf-8")
+    found: list[Violation] = []
+
+    def fail(code: str, message: str, offset: int, hint: str) -> Violation:
+        line = additions.file_line(data.count(b"\n", 0, offset) + 1)
+        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+        found.append(
+            violation(
+                "GOV532",
+                f"{additions.path}: {message} ({code})",
+                additions.path,
+                line,
+                column,
+                hint=hint,
+            )
+        )
+        return found[-1]
+
+    starts = entry_starts(data)
+    if bounds.separator_fault(data, fail) or bounds.file_faults(data, starts, fail):
+        raise MatrixError(found)
+    for index, (start, end) in enumerate(zip(starts, [*starts[1:], len(data)], strict=True), 1):
+        if bounds.entry_fault(data, start, end, index, fail):
+            raise MatrixError(found)
 
 
 def node_position(node: Any, key: Any = None, index: int | None = None) -> tuple[int, int]:
