@@ -338,7 +338,7 @@ _YAML_HINTS = {
     "yaml-tag": "remove the `!tag`; entries hold plain strings, lists and booleans",
     "too-large": "split the input",
     "too-deep": "entries hold flat strings, lists and booleans; remove the nesting",
-    "yaml-anchor": "write the value out; anchors, aliases and merge keys are not allowed",
+    "yaml-anchor": "write the value out as plain YAML: no `!!tag`, `&anchor`, `*alias` or `<<`",
 }
 
 

@@ -50,7 +50,12 @@ _RULES = (
         "lines, entries, entry size and description lines stay within their bounds",
         stricter=True,
     ),
-    Rule("GOV117", "yaml-anchor", "no anchors, aliases or merge keys", stricter=True),
+    Rule(
+        "GOV117",
+        "yaml-anchor",
+        "no explicit tags, anchors, aliases or merge keys in the changelog",
+        stricter=True,
+    ),
     # -- entry schema (docs/rules.md) ---------------------------------------
     Rule("GOV201", "schema", "the entry does not match the changelog entry schema"),
     Rule("GOV202", "unknown-field", "only the documented fields are allowed"),

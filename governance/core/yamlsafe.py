@@ -13,8 +13,10 @@ Safety rules (they apply to every YAML byte gov reads):
   otherwise keep unknown tags), and a value its tag cannot construct
   (`!!int XXX`, an integer over Python's 4,300-digit limit) is a located
   error, not an exception;
-* `strict=True` (the changelog) also refuses anchors, aliases and merge keys:
-  they let one entry's bytes say different things to different readers;
+* `strict=True` (the changelog) also refuses explicit tags, anchors, aliases
+  and merge keys: they let one entry's bytes say different things to
+  different readers (round-trip keeps `!!str` as a tagged scalar, `<<`
+  passes the safe loader and fails the edits);
 * duplicate mapping keys are an error at any depth.
 
 The bounds are listed in docs/security.md ("Bounds").
@@ -45,7 +47,6 @@ STANDARD_TAGS = frozenset(
         "seq", "map", "omap", "pairs", "set", "merge",
     )
 )  # fmt: skip
-_MERGE_TAG = "tag:yaml.org,2002:merge"
 _LEAD = re.compile(r"^[ ?-]*", re.MULTILINE)
 
 
@@ -188,8 +189,8 @@ def _tag_problem(value: tuple[str | None, str], strict: bool) -> tuple[str, str]
     if full not in STANDARD_TAGS:
         shown = spelled if len(spelled) <= 40 else spelled[:40] + "…"
         return "yaml-tag", f"tag {shown!r} is not a standard YAML tag"
-    if strict and full == _MERGE_TAG:
-        return "yaml-anchor", "merge keys (`!!merge`) are not allowed here"
+    if strict:  # the readers disagree on tagged values (round-trip keeps the tag)
+        return "yaml-anchor", f"explicit tags ({spelled!r}) are not allowed here"
     return None
 
 

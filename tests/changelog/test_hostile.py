@@ -51,11 +51,11 @@ def plan_reads(head: bytes) -> list[Violation]:
 @pytest.mark.parametrize(
     ("body", "code", "line", "column"),
     [
-        pytest.param(b"  description: [d]\n  pr-link: !!int XXX\n", "GOV106", 10, 12, id="int-tag"),
-        pytest.param(b"  description: [d]\n  pr-link: !!float XXX\n", "GOV106", 10, 12, id="float"),
+        pytest.param(b"  description: [d]\n  pr-link: !!int XXX\n", "GOV117", 10, 12, id="int-tag"),
+        pytest.param(b"  description: [d]\n  pr-link: !!float XXX\n", "GOV117", 10, 12, id="float"),
         pytest.param(
             b"  description: [d]\n  pr-link: XXX\n  evals-only: !!bool maybe\n",
-            "GOV106",
+            "GOV117",
             11,
             15,
             id="bool-maybe",
@@ -147,6 +147,14 @@ def test_megabyte_tag_is_refused_in_linear_time() -> None:
     assert caught.value.problem.kind == "yaml-tag"
     assert (caught.value.problem.line, caught.value.problem.column) == (1, 4)
     assert time.perf_counter() - start < 1.0  # was 18 s (quadratic)
+
+
+def test_values_their_tag_cannot_construct_are_located_errors() -> None:
+    for text, column in (("a: !!int XXX\n", 4), ("a: !!bool maybe\n", 4), ("a: " + "9" * 5000, 4)):
+        for round_trip in (False, True):
+            with pytest.raises(yamlsafe.YamlLoadError) as caught:
+                yamlsafe.load(text, round_trip=round_trip)
+            assert (caught.value.problem.line, caught.value.problem.column) == (1, column)
 
 
 def test_round_trip_refuses_unknown_tags_like_the_safe_loader() -> None:
