@@ -114,6 +114,47 @@ def entry(draw: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Valid spellings only: these entries are mostly accepted, so the agreement
+# between check, plan and the merge edits is exercised, not just refusals.
+PLAUSIBLE: dict[str, list[str]] = {
+    "config-keys": ["[k]", "\n    - k", '\n    - "k*"', "[k, k2]", "\n    - 'k'\n    - k2"],
+    "description": [
+        "[d]",
+        "\n    - d",
+        "\n    - 'a: b'",
+        '\n    - "quoted # not a comment"',
+        "\n    - first\n    - second  # comment",
+        "\n    - >-\n      folded\n      text",
+        '["x", y]',
+    ],
+    "pr-link": ["XXX", "'XXX'", '"XXX"', LINK.format(PR), LINK.format("XXX"), "XXX  # later"],
+    "evals-only": ["true", "false", "True"],
+    "all-evals": ["true", "false"],
+    "append-only": ["true", "false"],
+    "eval-min-prefill-ep": ["8", "1", "16"],
+    "scenario-type": ["[fixed-seq-len]", "[agentic-coding]", "\n    - fixed-seq-len"],
+}
+
+
+@st.composite
+def plausible_entry(draw: Any) -> str:
+    keys = ["description", "pr-link"]
+    keys += draw(st.lists(st.sampled_from(list(PLAUSIBLE)[3:]), max_size=3, unique=True))
+    keys = draw(st.permutations(keys))
+    keys_value = draw(st.sampled_from(PLAUSIBLE["config-keys"]))
+    lines = ["- config-keys:" + ("" if keys_value.startswith("\n") else " ") + keys_value]
+    for key in keys:
+        value = draw(st.sampled_from(PLAUSIBLE[key]))
+        lines.append(f"  {key}:{'' if value.startswith(chr(10)) else ' '}{value}")
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def plausible_text(draw: Any) -> bytes:
+    entries = draw(st.lists(plausible_entry(), min_size=1, max_size=3))
+    return ("\n" + "\n".join(entries)).encode("utf-8")
+
+
 @st.composite
 def appended_text(draw: Any) -> bytes:
     entries = draw(st.lists(entry(), min_size=1, max_size=2))
@@ -245,6 +286,12 @@ def test_appended_entries_check_plan_and_merge_agree(tail: bytes) -> None:
 
 
 @FAST
+@given(plausible_text())
+def test_plausible_entries_check_plan_and_merge_agree(tail: bytes) -> None:
+    check_plan_merge(tail)
+
+
+@FAST
 @given(mutated_history())
 def test_history_mutations_are_refused_except_link_corrections(head: bytes) -> None:
     history_kept(head)
@@ -254,6 +301,13 @@ def test_history_mutations_are_refused_except_link_corrections(head: bytes) -> N
 @SLOW
 @given(appended_text())
 def test_appended_entries_long_run(tail: bytes) -> None:
+    check_plan_merge(tail)
+
+
+@pytest.mark.slow
+@SLOW
+@given(plausible_text())
+def test_plausible_entries_long_run(tail: bytes) -> None:
     check_plan_merge(tail)
 
 

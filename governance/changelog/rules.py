@@ -125,6 +125,7 @@ def check(
     for entry in verdict.additions:
         verdict.violations += _link_policy(new, entry, policy, mode)
         verdict.violations += _spelling(new, entry)
+        verdict.violations += _strict_types(new, entry)
     verdict.violations += byte_rules(
         base, head, new.path, len(verdict.additions), len(verdict.corrections)
     )
@@ -305,6 +306,40 @@ def _link_policy(
         f"pr-link {_short(link)!r} is neither a placeholder nor a canonical link",
         f"write `pr-link: {placeholder}` until the PR number is known",
     )
+
+
+_STRICT_TYPES = {
+    "evals-only": (bool, "true or false"),
+    "all-evals": (bool, "true or false"),
+    "append-only": (bool, "true or false"),
+    "eval-min-prefill-ep": (int, "a plain integer such as 8"),
+}
+
+
+def _strict_types(new: Changelog, entry: Entry) -> list[Violation]:
+    """Stricter than the reference check, as strict as its plan (GOV208): the
+    schema coerces `"true"`, `1` or `"8"`, the plan's reader refuses them, so
+    an appended entry writes the type itself."""
+    found = []
+    for key, value in entry.raw.items():
+        kebab = str(key).replace("_", "-")
+        if kebab not in _STRICT_TYPES or value is None:
+            continue
+        kind, spelled = _STRICT_TYPES[kebab]
+        if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+            continue
+        line, column = value_position(new, entry, key)
+        found.append(
+            violation(
+                "GOV208",
+                f"entry {entry.index}: {kebab} is {value!r:.40}, not {spelled}",
+                new.path,
+                line,
+                column,
+                f"write `{kebab}: {'true' if kind is bool else '8'}` (unquoted)",
+            )
+        )
+    return found
 
 
 def _short(link: str) -> str:

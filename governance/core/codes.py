@@ -69,6 +69,12 @@ _RULES = (
         "appended entries spell fields in kebab-case (pr-link, not pr_link)",
         stricter=True,
     ),
+    Rule(
+        "GOV208",
+        "strict-type",
+        "appended entries write booleans as true/false and integers unquoted",
+        stricter=True,
+    ),
     # -- history (docs/rules.md) --------------------------------------------
     Rule("GOV301", "entries-deleted", "existing entries are never deleted"),
     Rule("GOV302", "entry-modified", "existing entries are immutable except pr-link corrections"),
