@@ -133,7 +133,7 @@ def parse(data: bytes, path: str, *, source: str = "head", trusted_prefix: int =
 def _byte_faults(
     data: bytes, fail: Callable[[str, str, int | None, str], Violation]
 ) -> list[Violation]:
-    """The byte invariants (GOV101-GOV105), each located at its first occurrence."""
+    """The byte invariants (GOV101-GOV105, GOV114), each located at its first occurrence."""
     faults: list[Violation] = []
     if not data.endswith(b"\n"):
         faults.append(
