@@ -188,10 +188,16 @@ def render_markdown_summary(result: CheckResult) -> str:
         out.append("")
     if verdict.violations:
         out += ["| code | where | problem | fix |", "|---|---|---|---|"]
-        for v in verdict.violations:
+        for v in verdict.violations[:MAX_FINDINGS_SHOWN]:
             cells = [v.code, v.located(), v.message, v.hint]
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         out.append("")
+        hidden = len(verdict.violations) - MAX_FINDINGS_SHOWN
+        if hidden > 0:
+            out += [
+                f"… and {hidden:,} more finding(s); `gov check --format json` lists all of them.",
+                "",
+            ]
     return "\n".join(out) + "\n"
 
 

@@ -14,7 +14,7 @@ from governance.changelog.document import parse
 from governance.changelog.edit import canonicalize
 from governance.changelog.links import LinkPolicy
 from governance.changelog.rules import CheckMode, check
-from governance.check.render import MAX_FINDINGS_SHOWN, render_text
+from governance.check.render import MAX_FINDINGS_SHOWN, render_markdown_summary, render_text
 from governance.check.service import CheckResult, appended_lines
 from governance.core import yamlsafe
 from governance.core.diagnostics import FindingsError, Violation
@@ -230,6 +230,8 @@ def test_rendering_is_linear_and_capped() -> None:
     assert time.perf_counter() - start < 0.5  # 8,000 findings took 13.6 s
     assert text.count("GOV401") == MAX_FINDINGS_SHOWN
     assert f"and {8000 - MAX_FINDINGS_SHOWN:,} more findings not shown" in text
+    summary = render_markdown_summary(CheckResult(verdict, "b", "h", BASE, head))
+    assert summary.count("| GOV401 |") == MAX_FINDINGS_SHOWN and "7,900 more" in summary
 
 
 # -- locations (item 10) -----------------------------------------------------------------
