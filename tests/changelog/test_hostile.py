@@ -248,3 +248,12 @@ def test_too_large_is_located_at_the_first_byte_over_the_limit() -> None:
     data = b"#" * 100 + b"\n" + b"x" * bounds.MAX_CHANGELOG_BYTES
     (found,) = parse(data, "p").violations
     assert (found.code, found.line, found.column) == ("GOV111", 2, bounds.MAX_CHANGELOG_BYTES - 100)
+
+
+def test_excerpt_of_a_megabyte_line_is_a_window_around_the_caret() -> None:
+    from governance.check.render import MAX_EXCERPT_CHARS, excerpt
+
+    data = b"a" * 500_000 + b"X" + b"b" * 500_000 + b"\n"
+    shown, caret = excerpt(data, Violation("GOV116", "too-long", "m", "p", 1, 500_001))
+    assert len(shown) < MAX_EXCERPT_CHARS + 20
+    assert shown[len(caret) - 1] == "X"  # the caret sits under the offending character
