@@ -2,6 +2,7 @@
 Pure: bytes in, data or bytes out (docs/rules.md, docs/prepare-merge.md).
 
 * `document`     - bytes -> `Changelog`: entries with byte spans, lines, parsed values.
+* `bounds`       - size bounds and line separators, checked on bytes before any YAML.
 * `model`        - the pydantic schema of one entry.
 * `entry_schema` - an entry's schema faults as located violations.
 * `layout`       - the byte layout rules (regimes, whitespace of appended entries).

@@ -4,7 +4,7 @@
 * `codes`       - the table of finding codes and their messages.
 * `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings`.
 * `links`       - the pr-link policy (placeholders, the canonical link of PR N).
-* `yamlsafe`    - the safe YAML loader every parse goes through (bounded, no tags).
+* `yamlsafe`    - the safe YAML loader every parse goes through (bounded, standard tags only).
 * `suggest`     - did-you-mean hints: the spellings a user probably meant.
 * `schema_faults` - pydantic validation errors as located `Violation`s.
 * `atomic`      - write a file so that readers see the old bytes or the new ones.
