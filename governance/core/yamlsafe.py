@@ -54,7 +54,7 @@ _LEAD = re.compile(r"^[ ?-]*", re.MULTILINE)
 class YamlProblem:
     """A YAML failure with a 1-based location inside the parsed text."""
 
-    # "yaml-syntax" | "duplicate-key" | "yaml-alias" | "yaml-tag" | "too-large" | "too-deep"
+    # yaml-syntax, duplicate-key, yaml-alias, yaml-anchor, yaml-tag, too-large, too-deep
     kind: str
     message: str
     line: int
