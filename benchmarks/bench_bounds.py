@@ -54,7 +54,7 @@ CASES = ("description-lines", "long-tag", "deep-flow", "deep-entries", "many-fin
 
 _CHILD = """
 import sys, time
-from governance.changelog.links import LinkPolicy
+from governance.core.links import LinkPolicy
 from governance.changelog.rules import CheckMode, check
 from governance.check.render import render_text
 from governance.check.service import CheckResult

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from governance.changelog.conflict import resolve_conflict
 from governance.changelog.document import parse
 from governance.changelog.edit import canonicalize
-from governance.changelog.links import LinkKind, LinkPolicy
 from governance.changelog.rules import CheckMode, check
 from governance.check.render import render_text
 from governance.check.service import CheckResult, appended_lines
+from governance.core.links import LinkKind, LinkPolicy
 from governance.matrix.additions import Additions, Where, parse_additions, validate_entries
 
 POLICY = LinkPolicy()

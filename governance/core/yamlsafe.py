@@ -76,7 +76,7 @@ def _guarded(base: type) -> type:
     an integer longer than Python converts."""
     from ruamel.yaml.constructor import ConstructorError
 
-    class Guarded(base):  # type: ignore[misc, valid-type]
+    class Guarded(base):
         def construct_object(self, node: Any, deep: bool = False) -> Any:
             try:
                 return super().construct_object(node, deep)

@@ -12,12 +12,12 @@ import pytest
 from governance.changelog import bounds
 from governance.changelog.document import parse
 from governance.changelog.edit import canonicalize
-from governance.changelog.links import LinkPolicy
 from governance.changelog.rules import CheckMode, check
 from governance.check.render import MAX_FINDINGS_SHOWN, render_markdown_summary, render_text
 from governance.check.service import CheckResult, appended_lines
 from governance.core import yamlsafe
 from governance.core.diagnostics import FindingsError, Violation
+from governance.core.links import LinkPolicy
 from governance.matrix.additions import Additions, parse_additions
 
 POLICY = LinkPolicy()
