@@ -17,8 +17,7 @@ from governance.check.service import CheckOptions, CheckResult, HeadSource, run_
 from governance.core.diagnostics import Violation
 from governance.core.settings import load_settings
 from governance.git.repo import GitRepo
-from tests.conftest import Repo
-from tests.test_cli import run
+from tests.harness import Repo, run_gov
 
 AMD = "configs/amd-master.yaml"
 ENTRY = (
@@ -161,12 +160,12 @@ def test_a_change_that_appends_nothing_does_not_plan(pr: Repo) -> None:
     assert check(pr).verdict.ok
 
 
-def test_cli_prints_the_master_config_location(pr: Repo, gov_exe: str) -> None:
+def test_cli_prints_the_master_config_location(pr: Repo) -> None:
     edit(pr, AMD, "conc-start: 4, conc-end: 128", "conc-start: 256, conc-end: 128")
     append(pr)
     pr.commit("retune")
-    result = run(pr.path, gov_exe, "check", "--pr", "2194", "--base-ref", "main")
-    assert result.returncode == 1
+    result = run_gov("check", "--pr", "2194", "--base-ref", "main", cwd=pr.path)
+    assert result.exit_code == 1
     expected = f"{AMD}:{line_of(pr.path / AMD, 'conc-start: 256')}:"
     assert expected in result.stdout, result.stdout
     assert "Traceback" not in result.stderr

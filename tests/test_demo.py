@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from pathlib import Path
 
+from tests.harness import run_gov
 
-def test_demo_end_to_end(gov_exe: str, tmp_path: Path) -> None:
+
+def test_demo_end_to_end(tmp_path: Path) -> None:
     temp = Path(tempfile.gettempdir())
     before = set(temp.glob("gov-demo-*")) | set(temp.glob("gov-sweep-*"))
-    result = subprocess.run(
-        [gov_exe, "demo"], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    result = run_gov("demo", cwd=tmp_path)
+    assert result.exit_code == 0, result.stdout + result.stderr
     out = result.stdout
     # The placeholder word is rejected at its line, with the fix.
     assert (

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
 
-from tests.conftest import GIT_ENV, PROJECT, Repo
+from tests.harness import PROJECT, Repo, git, run_process
 
 
 @pytest.fixture
 def hook_exe() -> str:
-    exe = shutil.which("gov-pre-commit", path=str(Path(os.sys.executable).parent))
+    exe = shutil.which("gov-pre-commit", path=str(Path(sys.executable).parent))
     if exe is None:
         pytest.skip("gov-pre-commit is not installed (pip install -e .)")
     return exe
@@ -60,19 +59,13 @@ def test_hook_ignores_leaked_git_variables(
     )
     decoy = tmp_path / "decoy"
     decoy.mkdir()
-    subprocess.run(["git", "init", "-q", str(decoy)], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_ENV)
+    git(tmp_path, "init", "-q", str(decoy))
     # What git exports when it runs a hook from another repository's context.
-    env.update(
-        {
-            "GIT_DIR": str(decoy / ".git"),
-            "GIT_INDEX_FILE": str(decoy / ".git/index"),
-            "GIT_WORK_TREE": str(decoy),
-        }
-    )
-    result = subprocess.run(
-        [hook_exe], cwd=example_repo.path, env=env, capture_output=True, text=True
-    )
-    assert result.returncode == 1, result.stderr
+    env = {
+        "GIT_DIR": str(decoy / ".git"),
+        "GIT_INDEX_FILE": str(decoy / ".git/index"),
+        "GIT_WORK_TREE": str(decoy),
+    }
+    result = run_process([hook_exe], cwd=example_repo.path, env=env)
+    assert result.exit_code == 1, result.stderr
     assert "GOV401" in result.stdout and "GOV501" in result.stdout

@@ -4,7 +4,6 @@ temporary repositories, after `gov install-merge-driver`."""
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -22,31 +21,21 @@ from governance.merge.driver import (
     write_atomically,
 )
 from tests.changelog.test_edit import BASE, POLICY, entry, link, log
-from tests.conftest import GIT_ENV, Repo, git
+from tests.harness import Repo, Result, git, run_gov, run_process
 
 LOG = "perf-changelog.yaml"
 
 
-def gov(cwd: Path, exe: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GOV_"))}
-    env.update(GIT_ENV, HOME=str(cwd))
-    return subprocess.run(
-        [exe, *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
-    )
+def gov(cwd: Path, exe: str, *args: str) -> Result:
+    """The installed console script: install-merge-driver records the path of
+    the gov that runs it, which git then invokes at merge time."""
+    return run_process([exe, *args], cwd=cwd)
 
 
-def git_run(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
-    """git with the test identity, keeping the exit status and stderr."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_ENV, HOME=str(repo.path))
-    return subprocess.run(
-        ["git", "-c", "commit.gpgsign=false", *args],
-        cwd=repo.path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def git_run(repo: Repo, *args: str) -> Result:
+    """git with the test identity, keeping the exit status and stderr (git
+    itself runs the installed driver as a process)."""
+    return run_process(["git", "-c", "commit.gpgsign=false", *args], cwd=repo.path)
 
 
 def changelog(repo: Repo) -> bytes:
@@ -67,7 +56,7 @@ def driven(make_repo: Callable[..., Repo], gov_exe: str) -> Repo:
     repo = make_repo("driven")
     repo.commit("history", **{LOG: BASE, "notes.txt": "one\ntwo\nthree\nfour\nfive\n"})
     done = gov(repo.path, gov_exe, "install-merge-driver")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     repo.commit("route the changelog to the gov merge driver")
     return repo
 
@@ -79,13 +68,13 @@ def test_install_is_idempotent_and_check_reports(make_repo, gov_exe: str) -> Non
     repo = make_repo()
     repo.commit("history", **{LOG: BASE})
     before = gov(repo.path, gov_exe, "install-merge-driver", "--check")
-    assert before.returncode == 1
+    assert before.exit_code == 1
     assert "missing: would set git config merge.gov.driver" in before.stdout
     assert not (repo.path / ".gitattributes").exists()  # --check writes nothing
     assert repo.git("config", "--local", "--get", "merge.gov.driver", check=False) == ""
 
     first = gov(repo.path, gov_exe, "install-merge-driver")
-    assert first.returncode == 0, first.stderr
+    assert first.exit_code == 0, first.stderr
     assert "merge driver installed" in first.stdout
     # The absolute path of the gov that ran, so git finds the same gov at merge time.
     assert repo.git("config", "--local", "merge.gov.driver") == driver_command(gov_exe)
@@ -96,17 +85,17 @@ def test_install_is_idempotent_and_check_reports(make_repo, gov_exe: str) -> Non
     assert repo.git("check-attr", "merge", "--", LOG) == f"{LOG}: merge: gov"
 
     second = gov(repo.path, gov_exe, "install-merge-driver")
-    assert second.returncode == 0
+    assert second.exit_code == 0
     assert "nothing changed" in second.stdout
     assert (repo.path / ".gitattributes").read_bytes() == attributes
-    assert gov(repo.path, gov_exe, "install-merge-driver", "--check").returncode == 0
+    assert gov(repo.path, gov_exe, "install-merge-driver", "--check").exit_code == 0
 
 
 def test_install_into_info_attributes_and_existing_files(make_repo, gov_exe: str) -> None:
     repo = make_repo()
     repo.commit("history", **{LOG: BASE, ".gitattributes": "*.png binary"})  # no final newline
     done = gov(repo.path, gov_exe, "install-merge-driver", "--attributes", "info")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert (repo.path / ".gitattributes").read_text() == "*.png binary"  # untouched
     info = repo.path / ".git" / "info" / "attributes"
     assert info.read_text().endswith("/perf-changelog.yaml merge=gov\n")
@@ -118,7 +107,7 @@ def test_install_into_info_attributes_and_existing_files(make_repo, gov_exe: str
 
     other = make_repo()
     other.commit("history", **{LOG: BASE, ".gitattributes": "*.png binary"})
-    assert gov(other.path, gov_exe, "install-merge-driver").returncode == 0
+    assert gov(other.path, gov_exe, "install-merge-driver").exit_code == 0
     assert (other.path / ".gitattributes").read_text() == (
         "*.png binary\n/perf-changelog.yaml merge=gov\n"
     )
@@ -127,7 +116,7 @@ def test_install_into_info_attributes_and_existing_files(make_repo, gov_exe: str
 def test_install_with_plain_command_and_quoting(make_repo, gov_exe: str) -> None:
     repo = make_repo()
     repo.commit("history", **{LOG: BASE})
-    assert gov(repo.path, gov_exe, "install-merge-driver", "--command", "gov").returncode == 0
+    assert gov(repo.path, gov_exe, "install-merge-driver", "--command", "gov").exit_code == 0
     assert repo.git("config", "merge.gov.driver") == "gov merge-driver %O %A %B %P"
     assert driver_command("/opt/my tools/gov") == "'/opt/my tools/gov' merge-driver %O %A %B %P"
     assert attributes_line("logs/perf changelog.yaml") == '"/logs/perf changelog.yaml" merge=gov'
@@ -141,10 +130,10 @@ def test_two_prs_appending_at_once_both_merge_cleanly(driven: Repo) -> None:
     commit_on(driven, "pr-b", log(BASE, entry("pb")), "PR b")
     driven.git("checkout", "-q", "main")
     first = git_run(driven, "merge", "--no-ff", "--no-edit", "pr-a")
-    assert first.returncode == 0, first.stderr
+    assert first.exit_code == 0, first.stderr
     main_bytes = changelog(driven)
     second = git_run(driven, "merge", "--no-ff", "--no-edit", "pr-b")
-    assert second.returncode == 0, second.stdout + second.stderr
+    assert second.exit_code == 0, second.stdout + second.stderr
     merged = changelog(driven)
     assert merged.startswith(main_bytes)  # main's bytes kept, whitespace and all
     assert merged == log(BASE, entry("pa"), entry("pb"))  # one empty line between entries
@@ -157,7 +146,7 @@ def test_merging_main_into_a_pr_branch_puts_main_first(driven: Repo) -> None:
     commit_on(driven, "main", main_bytes, "PR 7 landed (#7)")
     driven.git("checkout", "-q", "pr-b")
     done = git_run(driven, "merge", "--no-edit", "main")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert changelog(driven) == main_bytes + b"\n" + entry("pb")  # placeholder kept
 
 
@@ -167,7 +156,7 @@ def test_rebasing_a_pr_onto_main_keeps_main_first(driven: Repo) -> None:
     commit_on(driven, "main", main_bytes, "PR 7 landed (#7)")
     driven.git("checkout", "-q", "pr-b")
     done = git_run(driven, "rebase", "main")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert changelog(driven) == main_bytes + b"\n" + entry("pb")
 
 
@@ -192,7 +181,7 @@ def test_when_main_moved_on_the_situation_decides(driven: Repo) -> None:
     commit_on(driven, "main", log(older, entry("m2", link(8))), "PR 8 (#8)")
     driven.git("checkout", "-q", "pr-b")
     done = git_run(driven, "merge", "--no-edit", "main~1")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert changelog(driven) == older + b"\n" + entry("pb")
 
 
@@ -203,7 +192,7 @@ def test_without_the_driver_config_the_same_appends_conflict(driven: Repo) -> No
     commit_on(driven, "pr-a", log(BASE, entry("pa")), "PR a")
     commit_on(driven, "main", log(BASE, entry("m")), "main")
     done = git_run(driven, "merge", "--no-edit", "pr-a")
-    assert done.returncode != 0
+    assert done.exit_code != 0
     assert "gov" not in done.stderr
     assert b"<<<<<<< HEAD" in changelog(driven)
 
@@ -213,7 +202,7 @@ def test_pr_correcting_a_link_while_main_appends(driven: Repo) -> None:
     commit_on(driven, "fix-link", corrected, "correct entry 1's link")
     commit_on(driven, "main", log(BASE, entry("m", link(8))), "PR 8 (#8)")
     done = git_run(driven, "merge", "--no-ff", "--no-edit", "fix-link")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     # Not an append: gov says why and hands over to git's text merge, which is clean.
     assert f"{LOG}:5:1 (PR side): GOV610" in done.stderr
     assert "merged it cleanly" in done.stderr
@@ -228,7 +217,7 @@ def test_correcting_the_last_link_while_main_appends_is_a_conflict(driven: Repo)
     commit_on(driven, "main", log(BASE, entry("m", link(8))), "PR 8 (#8)")
     driven.git("checkout", "-q", "fix-link")
     done = git_run(driven, "merge", "--no-edit", "main")
-    assert done.returncode != 0
+    assert done.exit_code != 0
     assert f"{LOG}:11:1 (PR side): GOV610" in done.stderr
     assert "gov resolve-conflict" in done.stderr
     assert b"<<<<<<< ours\n" in changelog(driven)
@@ -240,7 +229,7 @@ def test_pr_whose_entry_already_landed_on_main(driven: Repo) -> None:
     commit_on(driven, "main", landed, "PR 9 (#9)")
     driven.git("checkout", "-q", "pr-9")
     done = git_run(driven, "merge", "--no-edit", "main")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert changelog(driven) == landed  # not appended twice
     assert "PR entry 3 is already on main (main entry 3)" in done.stderr
 
@@ -251,7 +240,7 @@ def test_refused_merge_degrades_to_an_ordinary_conflict(driven: Repo) -> None:
     commit_on(driven, "pr-x", theirs, "PR x rewrites history")
     commit_on(driven, "main", ours, "main rewrites history")
     done = git_run(driven, "merge", "--no-edit", "pr-x")
-    assert done.returncode != 0
+    assert done.exit_code != 0
     assert f"CONFLICT (content): Merge conflict in {LOG}" in done.stdout
     # Located reasons from gov, then git's usual conflict.
     assert f"{LOG}:4:1 (main side): GOV610 the main side changed" in done.stderr
@@ -274,7 +263,7 @@ def test_unrelated_files_still_merge_normally(driven: Repo) -> None:
         "main", **{LOG: log(BASE, entry("m")), "notes.txt": "one\ntwo\nthree\nfour\nFIVE\n"}
     )
     done = git_run(driven, "merge", "--no-edit", "pr-n")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert (driven.path / "notes.txt").read_text() == "ONE\ntwo\nthree\nfour\nFIVE\n"
     assert changelog(driven) == log(BASE, entry("m"), entry("pn"))
 
@@ -283,7 +272,7 @@ def test_unrelated_files_still_merge_normally(driven: Repo) -> None:
     driven.git("checkout", "-q", "main")
     driven.commit("main o", **{"notes.txt": "ONE\ntwo\nthree\nfour\nfive!\n"})
     clash = git_run(driven, "merge", "--no-edit", "pr-o")
-    assert clash.returncode != 0
+    assert clash.exit_code != 0
     assert "CONFLICT (content): Merge conflict in notes.txt" in clash.stdout
     assert "<<<<<<< HEAD" in (driven.path / "notes.txt").read_text()  # git's own markers
 
@@ -300,41 +289,32 @@ def sides(tmp: Path, base: bytes, ours: bytes, theirs: bytes) -> tuple[Path, Pat
     return paths[0], paths[1], paths[2]
 
 
-def test_driver_command_writes_the_pr_link_with_pr(driven: Repo, gov_exe: str) -> None:
+def test_driver_command_writes_the_pr_link_with_pr(driven: Repo) -> None:
     main_bytes = log(BASE, entry("m", link(3)))
     o, a, b = sides(driven.path, BASE, log(BASE, entry("p")), main_bytes)
-    done = gov(
-        driven.path,
-        gov_exe,
-        "merge-driver",
-        "--pr",
-        "42",
-        "--main-side",
-        "theirs",
-        str(o),
-        str(a),
-        str(b),
-        LOG,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_gov(
+        "merge-driver", "--pr", "42", "--main-side", "theirs", str(o), str(a), str(b), LOG,
+        cwd=driven.path,
+    )  # fmt: skip
+    assert done.exit_code == 0, done.stderr
     assert a.read_bytes() == main_bytes + b"\n" + entry("p", link(42))
     assert b.read_bytes() == main_bytes and o.read_bytes() == BASE  # only %A changes
 
 
-def test_driver_command_explicit_main_side(driven: Repo, gov_exe: str) -> None:
+def test_driver_command_explicit_main_side(driven: Repo) -> None:
     pr_bytes, main_bytes = log(BASE, entry("p")), log(BASE, entry("m", link(3)))
     o, a, b = sides(driven.path, BASE, main_bytes, pr_bytes)
-    done = gov(driven.path, gov_exe, "merge-driver", "--main-side", "ours", str(o), str(a), str(b))
-    assert done.returncode == 0, done.stderr
+    done = run_gov("merge-driver", "--main-side", "ours", str(o), str(a), str(b), cwd=driven.path)
+    assert done.exit_code == 0, done.stderr
     assert a.read_bytes() == main_bytes + b"\n" + entry("p")
 
 
-def test_missing_input_leaves_ours_untouched(driven: Repo, gov_exe: str) -> None:
+def test_missing_input_leaves_ours_untouched(driven: Repo) -> None:
     ours = log(BASE, entry("p"))
     o, a, b = sides(driven.path, BASE, ours, log(BASE, entry("m")))
     o.unlink()
-    done = gov(driven.path, gov_exe, "merge-driver", str(o), str(a), str(b), LOG)
-    assert done.returncode == 2
+    done = run_gov("merge-driver", str(o), str(a), str(b), LOG, cwd=driven.path)
+    assert done.exit_code == 2
     assert "cannot read" in done.stderr and "Traceback" not in done.stderr
     assert a.read_bytes() == ours
 

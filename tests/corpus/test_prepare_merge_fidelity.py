@@ -27,7 +27,7 @@ from governance.forge.local import LocalForge
 from governance.git.repo import GitRepo
 from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.report import MergeReport
-from tests.conftest import CORPUS, require_corpus, writable_corpus_clone
+from tests.harness import CORPUS, require_corpus, writable_corpus_clone
 
 GOLDEN = CORPUS / "goldens" / "rules" / "pr-branches.jsonl"
 CHANGELOG = "perf-changelog.yaml"

@@ -19,8 +19,7 @@ from governance.forge.base import (
 from governance.forge.local import LocalForge, pr_list, pr_open, pr_show
 from governance.forge.render import render_pull, render_pull_list
 from governance.git.repo import GitRepo
-
-from .conftest import Sandbox
+from tests.harness import Repo
 
 
 def ticking_clock(start: datetime | None = None):
@@ -34,20 +33,20 @@ def ticking_clock(start: datetime | None = None):
     return now
 
 
-def topic(sandbox: Sandbox, name: str = "feature", text: str = "- config-keys: [b]\n") -> str:
+def topic(sandbox: Repo, name: str = "feature", text: str = "- config-keys: [b]\n") -> str:
     sandbox.branch(name)
-    return sandbox.commit(name, {"perf-changelog.yaml": text, "new.txt": "x\n"}, "add entry b")
+    return sandbox.commit_on(name, {"perf-changelog.yaml": text, "new.txt": "x\n"}, "add entry b")
 
 
 @pytest.fixture
-def forge(sandbox: Sandbox) -> LocalForge:
-    return LocalForge(sandbox.repo(), repository_slug="acme/bench", now=ticking_clock())
+def forge(sandbox: Repo) -> LocalForge:
+    return LocalForge(sandbox.gitrepo(), repository_slug="acme/bench", now=ticking_clock())
 
 
 # -- opening, listing, showing ---------------------------------------------------
 
 
-def test_open_pull_reads_head_live_from_the_branch(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_open_pull_reads_head_live_from_the_branch(sandbox: Repo, forge: LocalForge) -> None:
     head = topic(sandbox)
     pr = pr_open(forge, 42, "feature", labels=["full-sweep-enabled"])
     assert (pr.number, pr.state, pr.head_branch, pr.base_branch) == (42, "open", "feature", "main")
@@ -57,11 +56,11 @@ def test_open_pull_reads_head_live_from_the_branch(sandbox: Sandbox, forge: Loca
     assert not pr.is_fork
     assert pr.url == "local://acme/bench/pull/42"
 
-    moved = sandbox.commit("feature", {"more.txt": "y\n"}, "more")
+    moved = sandbox.commit_on("feature", {"more.txt": "y\n"}, "more")
     assert forge.get_pull(42).head_sha == moved
 
 
-def test_open_pull_refusals(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_open_pull_refusals(sandbox: Repo, forge: LocalForge) -> None:
     topic(sandbox)
     forge.open_pull(1, "feature", title="T")
     with pytest.raises(ForgeError, match="already exists"):
@@ -77,10 +76,10 @@ def test_open_pull_refusals(sandbox: Sandbox, forge: LocalForge) -> None:
     assert "gov pr open" in info.value.hint
 
 
-def test_list_and_show(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_list_and_show(sandbox: Repo, forge: LocalForge) -> None:
     head = topic(sandbox)
     sandbox.branch("other")
-    sandbox.commit("other", {"o.txt": "o\n"}, "other work")
+    sandbox.commit_on("other", {"o.txt": "o\n"}, "other work")
     forge.open_pull(7, "feature", title="Add b")
     forge.open_pull(3, "other", title="Other")
     forge.close_pull(3)
@@ -106,7 +105,7 @@ def test_list_and_show(sandbox: Sandbox, forge: LocalForge) -> None:
 # -- labels, comments, checks ------------------------------------------------------
 
 
-def test_labels_are_a_set_and_removal_is_idempotent(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_labels_are_a_set_and_removal_is_idempotent(sandbox: Repo, forge: LocalForge) -> None:
     topic(sandbox)
     forge.open_pull(5, "feature")
     forge.add_label(5, "sweep-enabled")
@@ -120,7 +119,7 @@ def test_labels_are_a_set_and_removal_is_idempotent(sandbox: Sandbox, forge: Loc
         forge.add_label(6, "x")
 
 
-def test_comments_keep_order_and_author(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_comments_keep_order_and_author(sandbox: Repo, forge: LocalForge) -> None:
     topic(sandbox)
     forge.open_pull(5, "feature")
     first = forge.post_comment(5, "one")
@@ -219,10 +218,10 @@ def test_wait_for_checks_all_reported_and_timeout(forge: LocalForge) -> None:
 
 
 def test_squash_merge_writes_one_commit_with_the_head_tree(
-    sandbox: Sandbox, forge: LocalForge
+    sandbox: Repo, forge: LocalForge
 ) -> None:
     head = topic(sandbox)
-    sandbox.commit("feature", {"second.txt": "2\n"}, "second commit")
+    sandbox.commit_on("feature", {"second.txt": "2\n"}, "second commit")
     head = sandbox.sha("feature")
     main_before = sandbox.sha("main")
     forge.open_pull(12, "feature", title="Add entry b")
@@ -250,17 +249,17 @@ def test_squash_merge_writes_one_commit_with_the_head_tree(
     assert forge.get_pull(12).head_sha == head
 
 
-def test_squash_merge_with_title_and_body(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_squash_merge_with_title_and_body(sandbox: Repo, forge: LocalForge) -> None:
     head = topic(sandbox)
     forge.open_pull(3, "feature")
     result = forge.merge_pull(3, head, title="Custom (#3)", message="Body line")
     assert sandbox.git("log", "-1", "--format=%B", result.sha) == "Custom (#3)\n\nBody line"
 
 
-def test_merge_refuses_a_moved_head(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_merge_refuses_a_moved_head(sandbox: Repo, forge: LocalForge) -> None:
     seen = topic(sandbox)
     forge.open_pull(4, "feature")
-    moved = sandbox.commit("feature", {"late.txt": "late\n"}, "late push")
+    moved = sandbox.commit_on("feature", {"late.txt": "late\n"}, "late push")
     main_before = sandbox.sha("main")
     with pytest.raises(HeadMovedError) as info:
         forge.merge_pull(4, seen)
@@ -270,7 +269,7 @@ def test_merge_refuses_a_moved_head(sandbox: Sandbox, forge: LocalForge) -> None
     assert forge.get_pull(4).state == "open"
 
 
-def test_merge_refuses_closed_merged_and_stale_prs(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_merge_refuses_closed_merged_and_stale_prs(sandbox: Repo, forge: LocalForge) -> None:
     head = topic(sandbox)
     forge.open_pull(4, "feature")
     forge.close_pull(4)
@@ -287,7 +286,7 @@ def test_merge_refuses_closed_merged_and_stale_prs(sandbox: Sandbox, forge: Loca
 
     # A branch cut before main's last commit would revert it: refused, not guessed.
     sandbox.branch("stale", "main~1")
-    stale = sandbox.commit("stale", {"s.txt": "s\n"}, "stale work")
+    stale = sandbox.commit_on("stale", {"s.txt": "s\n"}, "stale work")
     forge.open_pull(6, "stale")
     with pytest.raises(MergeRefusedError, match="does not contain the tip") as info:
         forge.merge_pull(6, stale)
@@ -303,15 +302,15 @@ class RacingRepo(GitRepo):
     """A real repository where someone pushes to main right after the squash
     commit is written, i.e. between reading main's tip and swapping the ref."""
 
-    racer: Sandbox
+    racer: Repo
 
     def commit_tree(self, tree_ish: str, parents: list[str], message: str) -> str:
         sha = super().commit_tree(tree_ish, parents, message)
-        self.racer.commit("main", {"racer.txt": "won\n"}, "concurrent push")
+        self.racer.commit_on("main", {"racer.txt": "won\n"}, "concurrent push")
         return sha
 
 
-def test_merge_never_clobbers_a_main_that_moved(sandbox: Sandbox) -> None:
+def test_merge_never_clobbers_a_main_that_moved(sandbox: Repo) -> None:
     head = topic(sandbox)
     repo = RacingRepo(sandbox.path)
     repo.racer = sandbox
@@ -324,7 +323,7 @@ def test_merge_never_clobbers_a_main_that_moved(sandbox: Sandbox) -> None:
     assert pr.state == "open" and pr.merge_commit_sha is None  # the row was rolled back
 
 
-def test_update_branch_is_compare_and_swap(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_update_branch_is_compare_and_swap(sandbox: Repo, forge: LocalForge) -> None:
     old = topic(sandbox)
     forge.open_pull(9, "feature")
     new = sandbox.git("commit-tree", f"{old}^{{tree}}", "-p", old, "-m", "refresh")
@@ -340,7 +339,7 @@ def test_update_branch_is_compare_and_swap(sandbox: Sandbox, forge: LocalForge) 
 # -- persistence and concurrency ----------------------------------------------------------
 
 
-def test_database_survives_reopen(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_database_survives_reopen(sandbox: Repo, forge: LocalForge) -> None:
     head = topic(sandbox)
     forge.open_pull(11, "feature", labels=["sweep-enabled"])
     forge.post_comment(11, "hello")
@@ -359,18 +358,18 @@ def test_database_survives_reopen(sandbox: Sandbox, forge: LocalForge) -> None:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
 
 
-def test_newer_schema_is_refused(sandbox: Sandbox, forge: LocalForge) -> None:
+def test_newer_schema_is_refused(sandbox: Repo, forge: LocalForge) -> None:
     conn = sqlite3.connect(forge.db_path)
     conn.execute("PRAGMA user_version = 99")
     conn.close()
     with pytest.raises(ForgeError, match="schema v99"):
-        LocalForge(sandbox.repo())
+        LocalForge(sandbox.gitrepo())
 
 
-def test_two_forges_on_one_database(sandbox: Sandbox) -> None:
+def test_two_forges_on_one_database(sandbox: Repo) -> None:
     head = topic(sandbox)
-    a = LocalForge(sandbox.repo())
-    b = LocalForge(sandbox.repo())
+    a = LocalForge(sandbox.gitrepo())
+    b = LocalForge(sandbox.gitrepo())
     a.open_pull(1, "feature")
     b.add_label(1, "from-b")
     assert a.get_pull(1).labels == ("from-b",)
@@ -417,6 +416,6 @@ def test_two_forges_on_one_database(sandbox: Sandbox) -> None:
     assert sandbox.git("rev-list", "--count", "main") == "2"
 
 
-def test_open_forge_rejects_unknown_kind(sandbox: Sandbox) -> None:
+def test_open_forge_rejects_unknown_kind(sandbox: Repo) -> None:
     with pytest.raises(ForgeError, match="unknown forge kind"):
-        open_forge("gitlab", sandbox.repo(), "a/b")  # type: ignore[arg-type]
+        open_forge("gitlab", sandbox.gitrepo(), "a/b")  # type: ignore[arg-type]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,31 +11,13 @@ from governance.core.blockcache import BlockCache
 from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog
 from governance.matrix.masterfile import SourceFile
 
-from .corpus import BUNDLE, git_show, need
+from .corpus import git_show
 
 
 @pytest.fixture(scope="session")
-def corpus_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A scratch clone of the corpus bundle with every branch fetched."""
-    need(BUNDLE)
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    target = tmp_path_factory.mktemp("corpus") / "inferencex"
-    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(target)], check=True)
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(target),
-            "fetch",
-            "-q",
-            "--update-head-ok",
-            "origin",
-            "+refs/heads/*:refs/heads/*",
-        ],
-        check=True,
-    )
-    return target
+def corpus_repo(corpus_clone: Path) -> Path:
+    """The session's read-only corpus clone (every branch local)."""
+    return corpus_clone
 
 
 @pytest.fixture(scope="session")

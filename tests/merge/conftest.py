@@ -7,9 +7,6 @@ merging main into the PR conflicts in the changelog only.
 
 from __future__ import annotations
 
-import os
-import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +18,7 @@ from governance.git.repo import GitRepo
 from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.report import MergeReport
 from governance.merge.steps import SweepHook
-from tests.conftest import GIT_ENV, Repo
+from tests.harness import Repo
 
 PR = 2194
 LINK = "https://github.com/SemiAnalysisAI/InferenceX/pull/"
@@ -66,11 +63,7 @@ class Setup:
         return out or None
 
     def changelog(self, rev: str) -> bytes:
-        return subprocess.run(
-            ["git", "-C", str(self.path), "show", f"{rev}:{CHANGELOG}"],
-            capture_output=True,
-            check=True,
-        ).stdout
+        return self.repo.show(rev, CHANGELOG)
 
     def journal(self) -> Path:
         return self.path / ".git" / "gov" / "merge" / f"pr-{PR}.json"
@@ -95,13 +88,6 @@ class Setup:
         return {"HEAD": head, **dict(line.split() for line in refs.splitlines())}
 
 
-def identity(repo: Repo) -> None:
-    """In-process gov commits with the repository's own identity."""
-    repo.git("config", "user.name", GIT_ENV["GIT_AUTHOR_NAME"])
-    repo.git("config", "user.email", GIT_ENV["GIT_AUTHOR_EMAIL"])
-    repo.git("config", "commit.gpgsign", "false")
-
-
 def append(repo: Repo, text: str, message: str) -> str:
     path = repo.path / CHANGELOG
     path.write_bytes(path.read_bytes() + text.encode())
@@ -111,7 +97,7 @@ def append(repo: Repo, text: str, message: str) -> str:
 @pytest.fixture
 def pr_setup(example_repo: Repo) -> Setup:
     repo = example_repo
-    identity(repo)
+    repo.configure_identity()
     repo.git("checkout", "-q", "-b", "bringup")
     pr_head = append(repo, BRINGUP, "Raise MI300X DSv4 concurrency")
     repo.git("checkout", "-q", "main")
@@ -119,17 +105,3 @@ def pr_setup(example_repo: Repo) -> Setup:
     setup = Setup(repo, pr_head, main_tip)
     setup.forge().open_pull(PR, "bringup", title="Raise MI300X DSv4 FP8 concurrency")
     return setup
-
-
-@pytest.fixture
-def gov_env() -> Callable[..., dict[str, str]]:
-    """Environment for `gov` subprocesses: fixed identity, no user git config."""
-
-    def make(cwd: Path, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GOV_"))}
-        env.update(GIT_ENV)
-        env["HOME"] = str(cwd)
-        env.update(extra)
-        return env
-
-    return make

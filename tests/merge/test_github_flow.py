@@ -14,7 +14,7 @@ from governance.core.settings import Settings
 from governance.forge.github import GitHubForge
 from governance.git.repo import GitRepo
 from governance.merge.prepare import PrepareOptions, prepare_merge
-from tests.conftest import git
+from tests.harness import git
 from tests.merge.conftest import PR, Setup
 
 SLUG = "SemiAnalysisAI/InferenceX"

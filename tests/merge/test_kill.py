@@ -1,16 +1,16 @@
 """SIGKILL prepare-merge right after each step's journal write (the test-only
 GOV_TEST_CRASH_AFTER hook), then check what the dead run left and that a
-plain rerun recovers, completes, and leaves no branch anywhere it should not."""
+plain rerun recovers, completes, and leaves no branch anywhere it should not.
+The killed run is a real process; the rerun runs in process."""
 
 from __future__ import annotations
 
 import json
 import signal
-import subprocess
-from collections.abc import Callable
 
 import pytest
 
+from tests.harness import run_gov, run_process
 from tests.merge.conftest import PR, Setup
 
 STEPS = (
@@ -19,25 +19,16 @@ STEPS = (
 )  # fmt: skip
 
 
-def gov(setup: Setup, gov_exe: str, env: dict[str, str], *args: str):
-    return subprocess.run(
-        [gov_exe, "prepare-merge", "--pr", str(PR), *args],
-        cwd=setup.path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize("step", STEPS)
-def test_kill_after_each_step_then_rerun(
-    pr_setup: Setup, gov_exe: str, gov_env: Callable[..., dict[str, str]], step: str
-) -> None:
+def test_kill_after_each_step_then_rerun(pr_setup: Setup, gov_exe: str, step: str) -> None:
     main_before = pr_setup.changelog("main")
     before = pr_setup.snapshot()
-    killed = gov(pr_setup, gov_exe, gov_env(pr_setup.path, GOV_TEST_CRASH_AFTER=step))
-    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    killed = run_process(
+        [gov_exe, "prepare-merge", "--pr", str(PR)],
+        cwd=pr_setup.path,
+        env={"GOV_TEST_CRASH_AFTER": step},
+    )
+    assert killed.exit_code == -signal.SIGKILL, killed.stdout + killed.stderr
     assert pr_setup.git("status", "--porcelain") == ""
 
     writes = STEPS.index(step) >= STEPS.index("commit")
@@ -58,8 +49,8 @@ def test_kill_after_each_step_then_rerun(
         assert (pr_setup.ref("main") == pr_setup.main_tip) is not landed
         assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") == journal["prepared"]
 
-    rerun = gov(pr_setup, gov_exe, gov_env(pr_setup.path))
-    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    rerun = run_gov("prepare-merge", "--pr", str(PR), cwd=pr_setup.path)
+    assert rerun.exit_code == 0, rerun.stdout + rerun.stderr
     assert ("recover" in rerun.stdout) is writes
     landed = step == "land"
     if landed:

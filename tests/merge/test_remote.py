@@ -11,8 +11,8 @@ from governance.forge.local import LocalForge
 from governance.git.repo import GitRepo
 from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.steps import SweepOutcome, SweepRequest
-from tests.conftest import git
-from tests.merge.conftest import PR, Setup, identity
+from tests.harness import git
+from tests.merge.conftest import PR, Setup
 
 
 def make_origin(setup: Setup, tmp_path: Path) -> tuple[Path, LocalForge]:
@@ -54,7 +54,7 @@ def test_fetches_main_pushes_with_lease_and_lands(pr_setup: Setup, tmp_path: Pat
 
 def test_lease_refuses_when_the_remote_branch_moved(pr_setup: Setup, tmp_path: Path) -> None:
     origin, forge = make_origin(pr_setup, tmp_path)
-    identity(pr_setup.repo)
+    pr_setup.repo.configure_identity()
 
     def author_pushes(request: SweepRequest) -> SweepOutcome:
         other = tmp_path / "author"

@@ -11,7 +11,7 @@ import pytest
 
 from governance.git.repo import GitRepo
 from governance.matrix.sources import plan_between
-from tests.conftest import Repo
+from tests.harness import Repo
 from tests.sweeps.test_cli_sweeps import append_entry, gov
 
 PR = 5
@@ -20,18 +20,18 @@ MTP_SCRIPT = "launch/benchmarks/single_node/fixed_seq_len/dsv4_fp8_mi300x_mtp.sh
 
 
 @pytest.fixture
-def swept(sweep_repo: Repo, tmp_path: Path, gov_exe: str) -> Repo:
+def swept(sweep_repo: Repo, tmp_path: Path) -> Repo:
     """PR 5 appends two configs and sweeps its head; then main bumps the MTP
     config's image (so those rows' fingerprints change)."""
     repo = sweep_repo
     base = repo.git("rev-parse", "HEAD")
     repo.git("checkout", "-q", "-b", "pr")
     head = append_entry(repo, "dsr1-fp8-mi300x-sglang", "dsv4-fp8-mi300x-vllm-mtp")
-    assert gov(gov_exe, repo, "pr", "open", "--number", str(PR), "--branch", "pr").returncode == 0
+    assert gov(repo, "pr", "open", "--number", str(PR), "--branch", "pr").exit_code == 0
     plan = tmp_path / "head.json"
     plan.write_text(json.dumps(plan_between(GitRepo(repo.path), base, head).document))
-    ran = gov(gov_exe, repo, "launch", "--plan", str(plan), "--parallel", "3", "--pr", str(PR))
-    assert ran.returncode == 0, ran.stderr
+    ran = gov(repo, "launch", "--plan", str(plan), "--parallel", "3", "--pr", str(PR))
+    assert ran.exit_code == 0, ran.stderr
     repo.git("checkout", "-q", "main")
     configs = (repo.path / AMD).read_text()
     before, _, mtp = configs.partition("dsv4-fp8-mi300x-vllm-mtp:")
@@ -40,20 +40,20 @@ def swept(sweep_repo: Repo, tmp_path: Path, gov_exe: str) -> Repo:
     return repo
 
 
-def prepare(exe: str, repo: Repo, *flags: str) -> tuple[int, dict]:
-    result = gov(exe, repo, "prepare-merge", "--pr", str(PR), "--format", "json", *flags)
+def prepare(repo: Repo, *flags: str) -> tuple[int, dict]:
+    result = gov(repo, "prepare-merge", "--pr", str(PR), "--format", "json", *flags)
     assert "Traceback" not in result.stderr, result.stderr
-    return result.returncode, json.loads(result.stdout)
+    return result.exit_code, json.loads(result.stdout)
 
 
-def runs(exe: str, repo: Repo) -> list[dict]:
-    listed = gov(exe, repo, "runs", "list", "--pr", str(PR), "--format", "json")
+def runs(repo: Repo) -> list[dict]:
+    listed = gov(repo, "runs", "list", "--pr", str(PR), "--format", "json")
     return json.loads(listed.stdout)
 
 
-def test_reuses_unchanged_recipes_and_reruns_what_main_changed(swept: Repo, gov_exe: str) -> None:
-    before = runs(gov_exe, swept)
-    code, report = prepare(gov_exe, swept)
+def test_reuses_unchanged_recipes_and_reruns_what_main_changed(swept: Repo) -> None:
+    before = runs(swept)
+    code, report = prepare(swept)
     assert code == 0, report["status"]
     sweep = report["sweep"]
     reused = [r for r in sweep["rows"] if r["action"] == "reused"]
@@ -66,46 +66,46 @@ def test_reuses_unchanged_recipes_and_reruns_what_main_changed(swept: Repo, gov_
     changed = [r for r in rerun if r["reason"] == "fingerprint changed by main"]
     assert changed and all(r["fingerprint"] not in previous for r in changed)
     assert all(r["status"] == "succeeded" for r in rerun)
-    after = runs(gov_exe, swept)
+    after = runs(swept)
     assert len(after) == len(before) + len(rerun)
     assert {r["commit_sha"] for r in after[len(before) :]} == {report["prepared"]}
     assert report["merge_commit"] and swept.git("worktree", "list").count("\n") == 0
 
 
-def test_reuse_only_refuses_and_leaves_everything_as_it_was(swept: Repo, gov_exe: str) -> None:
+def test_reuse_only_refuses_and_leaves_everything_as_it_was(swept: Repo) -> None:
     pr_head = swept.git("rev-parse", "pr")
-    before = runs(gov_exe, swept)
-    code, report = prepare(gov_exe, swept, "--reuse-only")
+    before = runs(swept)
+    code, report = prepare(swept, "--reuse-only")
     assert code == 1 and report["failed_step"] == "plan"
     codes = {v["code"] for step in report["steps"] for v in step.get("violations", [])}
     assert codes == {"GOV704"}
-    assert swept.git("rev-parse", "pr") == pr_head and runs(gov_exe, swept) == before
+    assert swept.git("rev-parse", "pr") == pr_head and runs(swept) == before
     assert swept.git("for-each-ref", "refs/heads/gov") == ""
 
 
-def test_dry_run_launches_nothing(swept: Repo, gov_exe: str) -> None:
-    before = runs(gov_exe, swept)
-    code, report = prepare(gov_exe, swept, "--dry-run")
+def test_dry_run_launches_nothing(swept: Repo) -> None:
+    before = runs(swept)
+    code, report = prepare(swept, "--dry-run")
     assert code == 0, report["status"]
     assert report["sweep"]["dry_run"] and report["sweep"]["rerun"] > 0
-    assert runs(gov_exe, swept) == before
+    assert runs(swept) == before
     assert swept.git("worktree", "list").count("\n") == 0
 
 
-def test_a_failing_row_stops_the_merge_before_push(swept: Repo, gov_exe: str) -> None:
+def test_a_failing_row_stops_the_merge_before_push(swept: Repo) -> None:
     # The scripts come from the merged tree: main's broken MTP script is the one that runs.
     swept.write(MTP_SCRIPT, "#!/bin/sh\necho 'GPU on fire' >&2\nexit 3\n")
     swept.commit("Break the MTP script")
     pr_head = swept.git("rev-parse", "pr")
-    code, report = prepare(gov_exe, swept)
+    code, report = prepare(swept)
     assert code == 1 and report["failed_step"] == "plan"
     codes = {v["code"] for step in report["steps"] for v in step.get("violations", [])}
     assert codes == {"GOV705"}
     assert swept.git("rev-parse", "pr") == pr_head  # not pushed, not merged
-    failed = [r for r in runs(gov_exe, swept) if r["status"] == "failed"]
+    failed = [r for r in runs(swept) if r["status"] == "failed"]
     assert failed and all(r["exit_code"] == 3 for r in failed)
     # After the script is fixed, a rerun reuses what succeeded and merges.
     swept.write(MTP_SCRIPT, (Path(__file__).parents[2] / MTP_SCRIPT).read_text())
     swept.commit("Fix the MTP script")
-    code, report = prepare(gov_exe, swept)
+    code, report = prepare(swept)
     assert code == 0, report["status"]

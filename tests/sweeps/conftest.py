@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PROJECT
+from tests.harness import PROJECT
 
 SCRIPTS = PROJECT / "launch" / "benchmarks"
 

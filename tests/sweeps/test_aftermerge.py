@@ -16,14 +16,14 @@ from governance.matrix.sources import plan_between
 from governance.merge.sweep_service import sweep_after_merge
 from governance.sweeps.ledger import Ledger
 from governance.sweeps.reuse import ReuseMode
-from tests.conftest import Repo
+from tests.harness import Repo
 from tests.sweeps.test_cli_sweeps import append_entry, gov
 
 PR = 5
 
 
 @pytest.fixture
-def merged(sweep_repo: Repo, tmp_path: Path, gov_exe: str) -> dict[str, object]:
+def merged(sweep_repo: Repo, tmp_path: Path) -> dict[str, object]:
     repo = sweep_repo
     base = repo.git("rev-parse", "HEAD")
     repo.git("checkout", "-q", "-b", "pr")
@@ -31,8 +31,8 @@ def merged(sweep_repo: Repo, tmp_path: Path, gov_exe: str) -> dict[str, object]:
     head_plan = plan_between(GitRepo(repo.path), base, pr_head)
     plan = tmp_path / "head.json"
     plan.write_text(json.dumps(head_plan.document))
-    ran = gov(gov_exe, repo, "launch", "--plan", str(plan), "--parallel", "3", "--pr", str(PR))
-    assert ran.returncode == 0, ran.stderr
+    ran = gov(repo, "launch", "--plan", str(plan), "--parallel", "3", "--pr", str(PR))
+    assert ran.exit_code == 0, ran.stderr
     # Meanwhile on main: a new image for the MTP config, one more conc for dsr1.
     repo.git("checkout", "-q", "main")
     configs = (repo.path / "configs/amd-master.yaml").read_text()

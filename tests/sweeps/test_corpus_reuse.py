@@ -55,7 +55,7 @@ from governance.sweeps.identity import conc_label, plan_rows
 from governance.sweeps.ledger import Ledger
 from governance.sweeps.local_launcher import LocalLauncher
 from governance.sweeps.naming import ScriptResolver
-from tests.conftest import GOLDENS, require_corpus, writable_corpus_clone
+from tests.harness import GOLDENS, require_corpus, writable_corpus_clone
 
 pytestmark = pytest.mark.corpus
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 from governance.sweeps.launcher import JobEvent, JobStatus, LaunchJob
 from governance.sweeps.local_launcher import LocalLauncher
-from tests.conftest import Repo
+from tests.harness import Repo, run_gov, start_process
 from tests.sweeps.conftest import make_row, plan_of, write_script
 
 
@@ -124,11 +123,8 @@ def test_ctrl_c_stops_children_and_records_them(
     sweep_repo.write(".gov.toml", 'scripts = "slow"\n')
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(plan_of([make_row(conc=c) for c in (4, 8, 16)])))
-    process = subprocess.Popen(
-        [gov_exe, "-C", str(sweep_repo.path), "launch", "--plan", str(plan), "--parallel", "2"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    process = start_process(
+        [gov_exe, "-C", str(sweep_repo.path), "launch", "--plan", str(plan), "--parallel", "2"]
     )
     results = sweep_repo.path / ".git" / "gov" / "results"
     deadline = time.monotonic() + 20
@@ -145,11 +141,7 @@ def test_ctrl_c_stops_children_and_records_them(
         while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not alive(pid)
-    listed = subprocess.run(
-        [gov_exe, "-C", str(sweep_repo.path), "runs", "list", "--format", "json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    listed = run_gov("-C", str(sweep_repo.path), "runs", "list", "--format", "json")
+    assert listed.exit_code == 0, listed.stderr
     statuses = sorted(run["status"] for run in json.loads(listed.stdout))
     assert statuses == ["cancelled"] * 3  # recorded by the interrupted process itself
