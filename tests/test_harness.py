@@ -13,7 +13,7 @@ from tests.harness import Repo, run_gov, run_process
 
 
 def test_in_process_and_console_script_agree(example_repo: Repo, gov_exe: str) -> None:
-    for args in (["check", "--base-ref", "HEAD"], ["check", "--pr", "abc"], ["pr", "show", "9"]):
+    for args in (["check", "--base-ref", "HEAD"], ["check", "--pr", "abc"]):
         inside = run_gov(*args, cwd=example_repo.path)
         outside = run_process([gov_exe, *args], cwd=example_repo.path)
         assert inside == outside, args

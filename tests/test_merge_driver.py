@@ -55,8 +55,11 @@ def driven(make_repo: Callable[..., Repo], gov_exe: str) -> Repo:
     """A repository on `main` with the driver installed and .gitattributes committed."""
     repo = make_repo("driven")
     repo.commit("history", **{LOG: BASE, "notes.txt": "one\ntwo\nthree\nfour\nfive\n"})
-    done = gov(repo.path, gov_exe, "install-merge-driver")
+    # In process, naming the installed script that git will run at merge time
+    # (recording the running gov's own path is tested through the script below).
+    done = run_gov("install-merge-driver", "--command", gov_exe, cwd=repo.path)
     assert done.exit_code == 0, done.stderr
+    assert repo.git("config", "merge.gov.driver") == driver_command(gov_exe)
     repo.commit("route the changelog to the gov merge driver")
     return repo
 
@@ -91,32 +94,32 @@ def test_install_is_idempotent_and_check_reports(make_repo, gov_exe: str) -> Non
     assert gov(repo.path, gov_exe, "install-merge-driver", "--check").exit_code == 0
 
 
-def test_install_into_info_attributes_and_existing_files(make_repo, gov_exe: str) -> None:
+def test_install_into_info_attributes_and_existing_files(make_repo) -> None:
     repo = make_repo()
     repo.commit("history", **{LOG: BASE, ".gitattributes": "*.png binary"})  # no final newline
-    done = gov(repo.path, gov_exe, "install-merge-driver", "--attributes", "info")
+    done = run_gov("install-merge-driver", "--attributes", "info", cwd=repo.path)
     assert done.exit_code == 0, done.stderr
     assert (repo.path / ".gitattributes").read_text() == "*.png binary"  # untouched
     info = repo.path / ".git" / "info" / "attributes"
     assert info.read_text().endswith("/perf-changelog.yaml merge=gov\n")
     assert repo.git("check-attr", "merge", "--", LOG) == f"{LOG}: merge: gov"
     # Already routed (by info/attributes): asking for .gitattributes adds nothing.
-    again = gov(repo.path, gov_exe, "install-merge-driver")
+    again = run_gov("install-merge-driver", cwd=repo.path)
     assert "nothing changed" in again.stdout
     assert (repo.path / ".gitattributes").read_text() == "*.png binary"
 
     other = make_repo()
     other.commit("history", **{LOG: BASE, ".gitattributes": "*.png binary"})
-    assert gov(other.path, gov_exe, "install-merge-driver").exit_code == 0
+    assert run_gov("install-merge-driver", cwd=other.path).exit_code == 0
     assert (other.path / ".gitattributes").read_text() == (
         "*.png binary\n/perf-changelog.yaml merge=gov\n"
     )
 
 
-def test_install_with_plain_command_and_quoting(make_repo, gov_exe: str) -> None:
+def test_install_with_plain_command_and_quoting(make_repo) -> None:
     repo = make_repo()
     repo.commit("history", **{LOG: BASE})
-    assert gov(repo.path, gov_exe, "install-merge-driver", "--command", "gov").exit_code == 0
+    assert run_gov("install-merge-driver", "--command", "gov", cwd=repo.path).exit_code == 0
     assert repo.git("config", "merge.gov.driver") == "gov merge-driver %O %A %B %P"
     assert driver_command("/opt/my tools/gov") == "'/opt/my tools/gov' merge-driver %O %A %B %P"
     assert attributes_line("logs/perf changelog.yaml") == '"/logs/perf changelog.yaml" merge=gov'
