@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT
+from tests.harness import PROJECT
 
 PACKAGE = PROJECT / "governance"
 DOCS = PROJECT / "docs"
