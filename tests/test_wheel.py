@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import GIT_ENV, PROJECT, Repo
+from tests.harness import GIT_ENV, PROJECT, Repo
 
 pytestmark = pytest.mark.wheel
 
