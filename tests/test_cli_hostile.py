@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from tests.conftest import Repo
-from tests.test_cli import run
+from tests.harness import Repo, run_gov
 
 ENTRY = "\n- config-keys:\n    - dsv4-fp8-mi300x-vllm\n  description:\n    - d\n"
 
@@ -42,15 +41,15 @@ def test_hostile_entry_exits_1_located(
 ) -> None:
     changelog = example_repo.path / "perf-changelog.yaml"
     changelog.write_bytes(changelog.read_bytes() + (ENTRY + tail).encode())
-    result = run(
-        example_repo.path, gov_exe, "check", "--worktree", "--pr", "2194", "--format", "json"
+    result = run_gov(
+        "check", "--worktree", "--pr", "2194", "--format", "json", cwd=example_repo.path
     )
-    assert result.returncode == 1, result.stderr
+    assert result.exit_code == 1, result.stderr
     first = json.loads(result.stdout)["violations"][0]
     assert (first["code"], first["line"]) == (code, line), first
     assert first["column"] >= 1
-    text = run(example_repo.path, gov_exe, "check", "--worktree", "--pr", "2194")
-    assert text.returncode == 1 and f":{line}:" in text.stdout.splitlines()[0]
+    text = run_gov("check", "--worktree", "--pr", "2194", cwd=example_repo.path)
+    assert text.exit_code == 1 and f":{line}:" in text.stdout.splitlines()[0]
 
 
 def test_plan_refuses_a_unicode_line_separator_with_a_location(
@@ -62,7 +61,7 @@ def test_plan_refuses_a_unicode_line_separator_with_a_location(
     tail = ENTRY + "  pr-link: XXX\u2028  evals-only: true\n"
     changelog.write_bytes(changelog.read_bytes() + tail.encode())
     example_repo.commit("hostile")
-    result = run(example_repo.path, gov_exe, "plan", "--base-ref", base, "--format", "json")
-    assert result.returncode == 1, result.stdout + result.stderr
+    result = run_gov("plan", "--base-ref", base, "--format", "json", cwd=example_repo.path)
+    assert result.exit_code == 1, result.stdout + result.stderr
     assert "GOV114" in result.stdout + result.stderr
     assert "perf-changelog.yaml:31:" in result.stdout + result.stderr
