@@ -25,8 +25,17 @@ class CheckFormat(StrEnum):
 def check(
     base_ref: Annotated[
         str | None,
-        typer.Option(help="Base revision (default: merge-base of HEAD with the main branch)."),
+        typer.Option(
+            help="Compare with where head forked from this revision (their merge-base; "
+            "default: the main branch)."
+        ),
     ] = None,
+    exact_base: Annotated[
+        bool,
+        typer.Option(
+            "--exact-base", help="Compare with --base-ref itself (two-dot), not the merge-base."
+        ),
+    ] = False,
     head_ref: Annotated[str | None, typer.Option(help="Head revision (default: HEAD).")] = None,
     worktree: Annotated[
         bool, typer.Option("--worktree", help="Read head from the working tree.")
@@ -80,10 +89,20 @@ def check(
         )
     if expect_pr is not None and not main:
         raise UsageError("--expect-pr needs --main", "in PR mode, --pr N already names the PR")
+    if exact_base and not base_ref:
+        raise UsageError("--exact-base needs --base-ref", "name the commit to compare with")
     mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
     source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
     repo, settings = open_repo({"repository": repository, "main-branch": main_branch})
-    options = CheckOptions(mode, base_ref, head_ref, source, configs=not no_configs, full=full)
+    options = CheckOptions(
+        mode,
+        base_ref,
+        head_ref,
+        source,
+        configs=not no_configs,
+        full=full,
+        exact_base=exact_base,
+    )
     result = run_check(repo, settings, options)
     if output is CheckFormat.json:
         sys.stdout.write(render_json(result))

@@ -116,19 +116,6 @@ class GitRepo(GitWrites):
             ) from exc
         return out.strip()
 
-    def default_main_ref(self, main_branch: str) -> str:
-        """The ref that names the main branch here: origin/<main> if fetched, else <main>."""
-        for candidate in (f"origin/{main_branch}", main_branch):
-            try:
-                self._repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}")
-                return candidate
-            except self._git_module.GitCommandError:
-                continue
-        raise UsageError(
-            f"cannot find the main branch '{main_branch}' (nor origin/{main_branch})",
-            "fetch it (git fetch origin), pass --base-ref, or set main-branch in [tool.gov]",
-        )
-
     # -- content ---------------------------------------------------------
 
     def blob_id(self, commit: str, path: str) -> str | None:
