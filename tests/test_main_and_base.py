@@ -37,9 +37,7 @@ def behind(example_repo: Repo) -> Repo:
     return example_repo
 
 
-def test_check_with_explicit_base_compares_with_the_fork_point(
-    behind: Repo, gov_exe: str
-) -> None:
+def test_check_with_explicit_base_compares_with_the_fork_point(behind: Repo, gov_exe: str) -> None:
     args = ("check", "--base-ref", "main", "--head-ref", "pr-2194", "--pr", "2194")
     result = run(behind.path, gov_exe, *args)
     assert result.returncode == 0, result.stdout + result.stderr

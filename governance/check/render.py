@@ -46,13 +46,31 @@ def render_violation(v: Violation, data: bytes, *, label: str = "") -> str:
     return "\n".join(out)
 
 
+def finding_bytes(result: CheckResult, v: Violation) -> bytes:
+    """The bytes of the file a finding is about (empty when not at hand)."""
+    if v.path != result.verdict.path:
+        return result.other_files.get(v.path, b"")
+    return result.base_bytes if v.source == "base" else result.head_bytes
+
+
+def files_summary(violations: Sequence[Violation], fallback: str) -> str:
+    """ "1 violation in configs/amd-master.yaml", "3 violations: 2 in a, 1 in b"."""
+    counts: dict[str, int] = {}
+    for v in violations:
+        counts[v.path or fallback] = counts.get(v.path or fallback, 0) + 1
+    n = len(violations)
+    head = f"{n} violation{'s' if n != 1 else ''}"
+    if len(counts) == 1:
+        return f"{head} in {next(iter(counts))}"
+    return f"{head}: " + ", ".join(f"{k} in {name}" for name, k in counts.items())
+
+
 def render_text(result: CheckResult) -> str:
     verdict = result.verdict
     blocks = []
     for v in verdict.violations:
-        data = result.base_bytes if v.source == "base" else result.head_bytes
         label = f"base, {result.base_label}" if v.source == "base" else ""
-        blocks.append(render_violation(v, data, label=label))
+        blocks.append(render_violation(v, finding_bytes(result, v), label=label))
     span = f"base {result.base_label} → head {result.head_label}"
     if verdict.ok:
         keys = f", {len(verdict.config_keys)} config key(s)" if verdict.config_keys else ""
@@ -62,10 +80,8 @@ def render_text(result: CheckResult) -> str:
             f"{len(verdict.corrections)} correction(s){keys} ({mode_label(result)}; {span})"
         )
     else:
-        n = len(verdict.violations)
-        summary = (
-            f"{n} violation{'s' if n != 1 else ''} in {verdict.path} ({mode_label(result)}; {span})"
-        )
+        counted = files_summary(verdict.violations, verdict.path)
+        summary = f"{counted} ({mode_label(result)}; {span})"
     return "\n\n".join([*blocks, summary]) + "\n"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,9 @@ class CheckResult:
     head_label: str
     base_bytes: bytes
     head_bytes: bytes
+    # Bytes of the other files findings point at (master configs, runner
+    # file), as judged: excerpts quote the finding's own file.
+    other_files: dict[str, bytes] = field(default_factory=dict)
 
 
 def resolve_base(
@@ -172,7 +175,13 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
             repo, settings, options, head_bytes, head_commit, base_commit, verdict
         )
         verdict.violations += problems
-    return CheckResult(verdict, base_label, head_label, base_bytes or b"", head_bytes)
+    others = {v.path for v in verdict.violations} - {path}
+    files: dict[str, bytes] = {}
+    if others:
+        for name, data in config_sources(repo, settings, options.head_source, head_commit):
+            if name in others and data is not None:
+                files[name] = data
+    return CheckResult(verdict, base_label, head_label, base_bytes or b"", head_bytes, files)
 
 
 def plan_check(
