@@ -82,7 +82,18 @@ def render_text(result: CheckResult) -> str:
     else:
         counted = files_summary(verdict.violations, verdict.path)
         summary = f"{counted} ({mode_label(result)}; {span})"
-    return "\n\n".join([*blocks, summary]) + "\n"
+    return "\n\n".join([*blocks, summary, *filter(None, [ignored_line(result)])]) + "\n"
+
+
+def ignored_line(result: CheckResult) -> str:
+    """What the `ignore` setting or --ignore turned off, with counts ("" if nothing)."""
+    if not result.ignore:
+        return ""
+    counts = {code: 0 for code in result.ignore}
+    for v in result.ignored:
+        counts[v.code] = counts.get(v.code, 0) + 1
+    parts = ", ".join(f"{code} ({n} finding{'s' if n != 1 else ''})" for code, n in counts.items())
+    return f"ignored (stricter than the reference, turned off by `ignore`/--ignore): {parts}"
 
 
 def result_dict(result: CheckResult) -> dict[str, object]:
@@ -105,6 +116,8 @@ def result_dict(result: CheckResult) -> dict[str, object]:
         "corrections": verdict.corrections,
         "config_keys": verdict.config_keys,
         "violations": [v.to_dict() for v in verdict.violations],
+        "ignore": list(result.ignore),
+        "ignored": [v.to_dict() for v in result.ignored],
     }
 
 
@@ -142,6 +155,8 @@ def github_annotations(violations: Sequence[Violation]) -> list[str]:
 
 def render_github(result: CheckResult) -> str:
     annotations = github_annotations(result.verdict.violations)
+    if result.ignore:
+        annotations.append(f"::notice title=gov::{_escape_data(ignored_line(result))}")
     return "\n".join([*annotations, render_text(result).rstrip("\n")]) + "\n"
 
 
@@ -166,6 +181,8 @@ def render_markdown_summary(result: CheckResult) -> str:
             cells = [v.code, v.located(), v.message, v.hint]
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         out.append("")
+    if result.ignore:
+        out += [ignored_line(result), ""]
     return "\n".join(out) + "\n"
 
 

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
-from governance.core.codes import violation
+from governance.core.codes import split_ignored, violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import Settings
 from governance.git.mainref import main_ref
@@ -53,6 +53,8 @@ class CheckResult:
     # Bytes of the other files findings point at (master configs, runner
     # file), as judged: excerpts quote the finding's own file.
     other_files: dict[str, bytes] = field(default_factory=dict)
+    ignore: tuple[str, ...] = ()  # the codes turned off (settings `ignore`, --ignore)
+    ignored: list[Violation] = field(default_factory=list)  # findings they hid
 
 
 def resolve_base(
@@ -170,18 +172,32 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         path=path,
         trust_base=not options.full,
     )
+    # Ignored codes are dropped before the plan is judged, so an ignored
+    # whitespace finding does not stop rows from being generated.
+    verdict.violations, ignored = split_ignored(verdict.violations, settings.ignore)
     if options.configs and verdict.additions:
         verdict.config_keys, problems = plan_check(
             repo, settings, options, head_bytes, head_commit, base_commit, verdict
         )
-        verdict.violations += problems
+        kept, hidden = split_ignored(problems, settings.ignore)
+        verdict.violations += kept
+        ignored += hidden
     others = {v.path for v in verdict.violations} - {path}
     files: dict[str, bytes] = {}
     if others:
         for name, data in config_sources(repo, settings, options.head_source, head_commit):
             if name in others and data is not None:
                 files[name] = data
-    return CheckResult(verdict, base_label, head_label, base_bytes or b"", head_bytes, files)
+    return CheckResult(
+        verdict,
+        base_label,
+        head_label,
+        base_bytes or b"",
+        head_bytes,
+        files,
+        settings.ignore,
+        ignored,
+    )
 
 
 def plan_check(

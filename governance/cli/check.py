@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from governance.cli.common import err, guarded, open_repo
+from governance.cli.common import IGNORE_HELP, add_ignored, err, guarded, open_repo
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 
@@ -63,6 +63,9 @@ def check(
     main_branch: Annotated[
         str | None, typer.Option("--main-branch", help="Main branch name.")
     ] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", metavar="CODE", help=IGNORE_HELP)
+    ] = None,
 ) -> None:
     """Validate the changelog change between a base and a head."""
     from governance.changelog.rules import CheckMode
@@ -94,6 +97,7 @@ def check(
     mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
     source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
     repo, settings = open_repo({"repository": repository, "main-branch": main_branch})
+    settings = add_ignored(settings, ignore)
     options = CheckOptions(
         mode,
         base_ref,

@@ -90,6 +90,26 @@ def open_repo(overrides: dict[str, Any] | None = None) -> tuple[GitRepo, Setting
     return repo, settings
 
 
+def add_ignored(settings: Settings, codes: list[str] | None) -> Settings:
+    """Settings with the --ignore codes added to the `ignore` setting's
+    (refused with exit 2 unless each is a stricter, ignorable code)."""
+    if not codes:
+        return settings
+    from dataclasses import replace
+
+    from governance.core.codes import ignorable_codes
+
+    return replace(
+        settings, ignore=ignorable_codes((*settings.ignore, *codes), "command line (--ignore)")
+    )
+
+
+IGNORE_HELP = (
+    "Turn off a rule where gov is stricter than the reference (repeatable; "
+    "GOV312 GOV313 GOV314 GOV511 GOV517 GOV521). Adds to the `ignore` setting."
+)
+
+
 class TextOrJson(StrEnum):
     """`--format` of the commands that print either a readable text or JSON."""
 

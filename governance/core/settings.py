@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from governance.core.codes import ignorable_codes
 from governance.core.diagnostics import UsageError
 from governance.core.links import (
     DEFAULT_LINK_TEMPLATE,
@@ -46,6 +47,8 @@ class Settings:
     # {hardware glob: [script name templates]}, first match wins; empty: the
     # reference's rule (governance.sweeps.naming.DEFAULT_SCRIPT_NAMES).
     script_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Stricter-than-reference codes this repository phases in (docs/rules.md).
+    ignore: tuple[str, ...] = ()
     source: str = "defaults"  # where the settings file was found, for messages
 
     def policy(self) -> LinkPolicy:
@@ -56,7 +59,7 @@ class Settings:
         return int(matches[-1]) if matches else None
 
 
-_LIST_KEYS = {"master_configs", "placeholders", "sweep_labels"}
+_LIST_KEYS = {"master_configs", "placeholders", "sweep_labels", "ignore"}
 _TABLE_KEYS = {"script_names"}
 KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name != "source"}
 
@@ -72,6 +75,8 @@ def _coerce(key: str, value: Any, where: str) -> Any:
             raise UsageError(
                 f"{where}: `{key}` must be a list of strings", f'e.g. {key} = ["a", "b"]'
             )
+        if name == "ignore":
+            return ignorable_codes(value, where)
         return tuple(value)
     if not isinstance(value, str) or not value:
         raise UsageError(f"{where}: `{key}` must be a non-empty string", f'e.g. {key} = "..."')

@@ -307,7 +307,8 @@ def check(w: Work) -> None:
     if not verdict.ok:
         raise w.refuse("the prepared changelog fails gov check", verdict.violations, _fix_hint(w))
     w.additions = len(verdict.additions)
-    w.ok(f"gov check --pr {w.options.pr} passes on {w.prepared[:10]}")
+    ignoring = f" (ignoring {', '.join(w.settings.ignore)})" if w.settings.ignore else ""
+    w.ok(f"gov check --pr {w.options.pr} passes on {w.prepared[:10]}{ignoring}")
 
 
 def plan(w: Work) -> None:
