@@ -86,8 +86,27 @@ def open_repo(overrides: dict[str, Any] | None = None) -> tuple[GitRepo, Setting
     from governance.git.repo import GitRepo
 
     repo = GitRepo(state.repo_path)
-    settings = load_settings(repo.root, origin_url=repo.remote_url(), overrides=overrides)
+    settings = load_settings(
+        repo.root,
+        origin_url=repo.remote_url(),
+        upstream_url=repo.remote_url("upstream"),
+        read_changelog=lambda path, main: _landed_changelog(repo, path, main),
+        overrides=overrides,
+    )
     return repo, settings
+
+
+def _landed_changelog(repo: GitRepo, path: str, main_branch: str) -> bytes | None:
+    """The changelog as main has it (its links were written at merge time),
+    else as HEAD has it; None in an empty repository."""
+    from governance.core.diagnostics import UsageError
+    from governance.git.mainref import main_ref
+
+    try:
+        commit = main_ref(repo, main_branch).sha
+    except UsageError:
+        commit = repo.ref_sha("HEAD") or ""
+    return repo.read_blob(commit, path) if commit else None
 
 
 def add_ignored(settings: Settings, codes: list[str] | None) -> Settings:
