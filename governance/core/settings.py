@@ -47,6 +47,9 @@ class Settings:
     # {hardware glob: [script name templates]}, first match wins; empty: the
     # reference's rule (governance.sweeps.naming.DEFAULT_SCRIPT_NAMES).
     script_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # prepare-merge sweeps (reuses the PR's results, launches the rest on this
+    # machine) only when asked: --sweep, or this setting.
+    sweep_on_merge: bool = False
     # Stricter-than-reference codes this repository phases in (docs/rules.md).
     ignore: tuple[str, ...] = ()
     # Former ORG/NAMEs of the repository: links to them are history only
@@ -74,6 +77,7 @@ class Settings:
 
 _LIST_KEYS = {"master_configs", "placeholders", "sweep_labels", "ignore", "former_repositories"}
 _TABLE_KEYS = {"script_names"}
+_BOOL_KEYS = {"sweep_on_merge"}
 _NOT_KEYS = {"source", "repository_from"}
 KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name not in _NOT_KEYS}
 _SLUG = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -83,6 +87,12 @@ def _coerce(key: str, value: Any, where: str) -> Any:
     name = KEYS[key]
     if name in _TABLE_KEYS:
         return _coerce_table(key, value, where)
+    if name in _BOOL_KEYS:
+        if isinstance(value, str) and value.strip().lower() in ("true", "1", "false", "0"):
+            value = value.strip().lower() in ("true", "1")
+        if not isinstance(value, bool):
+            raise UsageError(f"{where}: `{key}` must be true or false", f"e.g. {key} = true")
+        return value
     if name in _LIST_KEYS:
         if isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()]

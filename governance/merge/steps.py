@@ -343,7 +343,10 @@ def plan(w: Work) -> None:
     if w.sweep is not None:
         sweep(w, result)
         return
-    w.ok(f"{len(w.report.plan_rows)} row(s) would run after the merge (no sweep configured)")
+    w.ok(
+        f"{len(w.report.plan_rows)} row(s) would run after the merge; not swept here "
+        "(pass --sweep, or set sweep-on-merge = true, to reuse the PR's results and launch the rest)"
+    )
 
 
 def sweep(w: Work, result: PlanResult) -> None:
