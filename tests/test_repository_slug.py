@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from governance.changelog.links import LinkKind, LinkPolicy, repository_from_links
 from governance.core.diagnostics import UsageError
+from governance.core.links import LinkKind, LinkPolicy, repository_from_links
 from governance.core.settings import load_settings
 from tests.conftest import Repo, git
 from tests.test_cli import run

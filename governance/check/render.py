@@ -197,13 +197,14 @@ def render_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> st
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
-def render_audit(rows: Iterable[AuditRow]) -> tuple[str, bool]:
+def render_audit(rows: Iterable[AuditRow], ignore: Sequence[str] = ()) -> tuple[str, bool]:
     """A table of the commits that fail either mode, then totals; and
     whether any failed."""
     table = []
-    checked = failed_main = failed_pr = 0
+    checked = failed_main = failed_pr = absent = 0
     for row in rows:
         checked += 1
+        absent += row.configs == "absent"
         pr_failed = row.pr_mode is not None and not row.pr_mode.ok
         if row.main.ok and not pr_failed:
             continue
@@ -226,4 +227,8 @@ def render_audit(rows: Iterable[AuditRow]) -> tuple[str, bool]:
         f"{checked} changelog commits checked: {failed_main} fail main mode, "
         f"{failed_pr} fail PR mode with their subject's number\n"
     )
+    if absent:
+        text += f"{absent} commit(s) had no master config yet: their config keys were not checked\n"
+    if ignore:
+        text += f"ignored (stricter than the reference): {', '.join(ignore)}\n"
     return text, bool(table)

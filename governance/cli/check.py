@@ -129,11 +129,34 @@ class AuditFormat(StrEnum):
 @guarded
 def audit(
     rev: Annotated[
-        str, typer.Argument(help="Revision whose first-parent history to replay.")
+        str,
+        typer.Argument(
+            help="Revision whose first-parent history to replay, or a range A..B "
+            "(the commits of B that A does not have)."
+        ),
     ] = "HEAD",
     no_configs: Annotated[
         bool, typer.Option("--no-configs", help="Do not resolve config keys.")
     ] = False,
+    max_count: Annotated[
+        int | None,
+        typer.Option("--max-count", min=1, help="Replay only the newest N changelog commits."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", help="Replay only commits after DATE (e.g. 2026-01-01, '2 weeks')."
+        ),
+    ] = None,
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress", help="Progress bar on stderr (default: when a terminal)."
+        ),
+    ] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", metavar="CODE", help=IGNORE_HELP)
+    ] = None,
     output: Annotated[
         AuditFormat, typer.Option("--format", help="Output format.")
     ] = AuditFormat.text,
@@ -146,20 +169,24 @@ def audit(
     from governance.check.render import render_audit
 
     repo, settings = open_repo()
-    commits = changelog_commits(repo, settings, rev)
+    settings = add_ignored(settings, ignore)
+    commits = changelog_commits(repo, settings, rev, max_count=max_count, since=since)
     rows = run_audit(repo, settings, commits, configs=not no_configs)
-    if output is AuditFormat.jsonl:
-        for row in rows:
-            sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
-        raise typer.Exit(EXIT_OK)
-    progress = (
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = (
         typer.progressbar(rows, length=len(commits), label="auditing", file=sys.stderr)
-        if sys.stderr.isatty()
+        if show
         else contextlib.nullcontext(rows)
     )
-    with progress as iterated:
-        text, failed = render_audit(iterated)
-    sys.stdout.write(text)
+    with bar as iterated:
+        if output is AuditFormat.jsonl:
+            failed = False
+            for row in iterated:
+                failed |= not row.main.ok or (row.pr_mode is not None and not row.pr_mode.ok)
+                sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+        else:
+            text, failed = render_audit(iterated, settings.ignore)
+            sys.stdout.write(text)
     raise typer.Exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 

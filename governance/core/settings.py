@@ -233,7 +233,7 @@ def _infer_repository(
     upstream_url: str | None,
     read_changelog: Callable[[str, str], bytes | None] | None,
 ) -> Settings:
-    from governance.changelog.links import repository_from_links
+    from governance.core.links import repository_from_links
 
     data = read_changelog(settings.changelog, settings.main_branch) if read_changelog else None
     linked = repository_from_links(data) if data else None
