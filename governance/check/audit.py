@@ -159,7 +159,8 @@ def audit(
         then = repository_from_links(base) if base else None
         policy = settings.history_policy(*([then] if then else []))
         known: KnownKeys | None = None
-        state, masters = "off", ()
+        state = "off"
+        masters: tuple[str, ...] = ()
         if keys is not None:
             known, masters = keys.at(info.sha)
             state = "checked" if known is not None else "absent"
