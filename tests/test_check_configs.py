@@ -171,6 +171,29 @@ def test_cli_prints_the_master_config_location(pr: Repo) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_master_config_finding_quotes_its_own_file_and_is_counted_there(
+    pr: Repo,
+) -> None:
+    edit(
+        pr,
+        AMD,
+        "runner: mi300x\n  precision: fp8\n  framework: vllm",
+        "runner: mi300xx\n  precision: fp8\n  framework: vllm",
+    )
+    append(pr, extra="")
+    (pr.path / "perf-changelog.yaml").write_text(
+        (pr.path / "perf-changelog.yaml").read_text().replace("pr-link: XXX\n", "pr-link: XXXX\n")
+    )
+    pr.commit("retune")
+    result = run_gov("check", "--pr", "2194", "--base-ref", "main", cwd=pr.path)
+    assert result.exit_code == 1
+    line = line_of(pr.path / AMD, "runner: mi300xx")
+    lines = result.stdout.splitlines()
+    at = lines.index(next(x for x in lines if x.startswith(f"{AMD}:{line}:3: GOV521")))
+    assert lines[at + 1] == f"{line:>6} |   runner: mi300xx"
+    assert lines[-1].startswith("2 violations: 1 in perf-changelog.yaml, 1 in " + AMD + " (")
+
+
 def cache_files(repo: Repo) -> list[Path]:
     return sorted((repo.path / ".git" / "gov" / "check-cache").glob("*.json"))
 

@@ -60,6 +60,8 @@ def test_json_format(pr_branch: Repo) -> None:
         "corrections",
         "config_keys",
         "violations",
+        "ignore",
+        "ignored",
     }
     assert (data["ok"], data["mode"], data["pr"]) == (False, "pr", 2194)
     assert data["config_keys"] == ["dsv4-fp8-mi300x-vllm"]

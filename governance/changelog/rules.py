@@ -268,6 +268,8 @@ def _link_policy(
         expected = policy.expected(mode.pr)
         if link == expected or kind is LinkKind.PLACEHOLDER:
             return []
+        if kind is LinkKind.CANONICAL and policy.number(link) == mode.pr:
+            return []  # a former name's link: canonical only in a history replay
         why = f"new PR entry must use {expected!r} or an {placeholder} placeholder; found {_short(link)!r}"
         if policy.looks_like_placeholder(link):
             hint = f"write exactly `pr-link: {placeholder}`; gov prepare-merge fills in {expected}"

@@ -81,14 +81,35 @@ def render_violation(v: Violation, data: bytes | LineIndex, *, label: str = "") 
     return "\n".join(out)
 
 
+def finding_bytes(result: CheckResult, v: Violation) -> bytes:
+    """The bytes of the file a finding is about (empty when not at hand)."""
+    if v.path != result.verdict.path:
+        return result.other_files.get(v.path, b"")
+    return result.base_bytes if v.source == "base" else result.head_bytes
+
+
+def files_summary(violations: Sequence[Violation], fallback: str) -> str:
+    """ "1 violation in configs/amd-master.yaml", "3 violations: 2 in a, 1 in b"."""
+    counts: dict[str, int] = {}
+    for v in violations:
+        counts[v.path or fallback] = counts.get(v.path or fallback, 0) + 1
+    n = len(violations)
+    head = f"{n} violation{'s' if n != 1 else ''}"
+    if len(counts) == 1:
+        return f"{head} in {next(iter(counts))}"
+    return f"{head}: " + ", ".join(f"{k} in {name}" for name, k in counts.items())
+
+
 def render_text(result: CheckResult) -> str:
     verdict = result.verdict
     blocks = []
-    base, head = LineIndex(result.base_bytes), LineIndex(result.head_bytes)
+    indexes: dict[tuple[str, str], LineIndex] = {}
     for v in verdict.violations[:MAX_FINDINGS_SHOWN]:
-        data = base if v.source == "base" else head
+        key = (v.path, v.source)
+        if key not in indexes:  # one line index per file: rendering stays linear
+            indexes[key] = LineIndex(finding_bytes(result, v))
         label = f"base, {result.base_label}" if v.source == "base" else ""
-        blocks.append(render_violation(v, data, label=label))
+        blocks.append(render_violation(v, indexes[key], label=label))
     hidden = len(verdict.violations) - MAX_FINDINGS_SHOWN
     if hidden > 0:
         blocks.append(
@@ -104,11 +125,20 @@ def render_text(result: CheckResult) -> str:
             f"{len(verdict.corrections)} correction(s){keys} ({mode_label(result)}; {span})"
         )
     else:
-        n = len(verdict.violations)
-        summary = (
-            f"{n} violation{'s' if n != 1 else ''} in {verdict.path} ({mode_label(result)}; {span})"
-        )
-    return "\n\n".join([*blocks, summary]) + "\n"
+        counted = files_summary(verdict.violations, verdict.path)
+        summary = f"{counted} ({mode_label(result)}; {span})"
+    return "\n\n".join([*blocks, summary, *filter(None, [ignored_line(result)])]) + "\n"
+
+
+def ignored_line(result: CheckResult) -> str:
+    """What the `ignore` setting or --ignore turned off, with counts ("" if nothing)."""
+    if not result.ignore:
+        return ""
+    counts = {code: 0 for code in result.ignore}
+    for v in result.ignored:
+        counts[v.code] = counts.get(v.code, 0) + 1
+    parts = ", ".join(f"{code} ({n} finding{'s' if n != 1 else ''})" for code, n in counts.items())
+    return f"ignored (stricter than the reference, turned off by `ignore`/--ignore): {parts}"
 
 
 def result_dict(result: CheckResult) -> dict[str, object]:
@@ -131,6 +161,8 @@ def result_dict(result: CheckResult) -> dict[str, object]:
         "corrections": verdict.corrections,
         "config_keys": verdict.config_keys,
         "violations": [v.to_dict() for v in verdict.violations],
+        "ignore": list(result.ignore),
+        "ignored": [v.to_dict() for v in result.ignored],
     }
 
 
@@ -168,6 +200,8 @@ def github_annotations(violations: Sequence[Violation]) -> list[str]:
 
 def render_github(result: CheckResult) -> str:
     annotations = github_annotations(result.verdict.violations)
+    if result.ignore:
+        annotations.append(f"::notice title=gov::{_escape_data(ignored_line(result))}")
     return "\n".join([*annotations, render_text(result).rstrip("\n")]) + "\n"
 
 
@@ -198,6 +232,8 @@ def render_markdown_summary(result: CheckResult) -> str:
                 f"… and {hidden:,} more finding(s); `gov check --format json` lists all of them.",
                 "",
             ]
+    if result.ignore:
+        out += [ignored_line(result), ""]
     return "\n".join(out) + "\n"
 
 
@@ -212,13 +248,14 @@ def render_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> st
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
-def render_audit(rows: Iterable[AuditRow]) -> tuple[str, bool]:
+def render_audit(rows: Iterable[AuditRow], ignore: Sequence[str] = ()) -> tuple[str, bool]:
     """A table of the commits that fail either mode, then totals; and
     whether any failed."""
     table = []
-    checked = failed_main = failed_pr = 0
+    checked = failed_main = failed_pr = absent = 0
     for row in rows:
         checked += 1
+        absent += row.configs == "absent"
         pr_failed = row.pr_mode is not None and not row.pr_mode.ok
         if row.main.ok and not pr_failed:
             continue
@@ -241,4 +278,8 @@ def render_audit(rows: Iterable[AuditRow]) -> tuple[str, bool]:
         f"{checked} changelog commits checked: {failed_main} fail main mode, "
         f"{failed_pr} fail PR mode with their subject's number\n"
     )
+    if absent:
+        text += f"{absent} commit(s) had no master config yet: their config keys were not checked\n"
+    if ignore:
+        text += f"ignored (stricter than the reference): {', '.join(ignore)}\n"
     return text, bool(table)

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
-from governance.core.codes import violation
+from governance.core.codes import split_ignored, violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import Settings
+from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 
 if TYPE_CHECKING:  # the matrix engine is imported only when configs are checked
@@ -37,6 +38,9 @@ class CheckOptions:
     head_source: HeadSource = HeadSource.REF
     configs: bool = True  # resolve config keys against the master configs at head
     full: bool = False  # validate the whole base too, not only what head appends
+    # An explicit base means "where head forked from it" (their merge-base);
+    # exact_base compares with the base commit itself (two-dot).
+    exact_base: bool = False
 
 
 @dataclass(slots=True)
@@ -46,17 +50,37 @@ class CheckResult:
     head_label: str
     base_bytes: bytes
     head_bytes: bytes
+    # Bytes of the other files findings point at (master configs, runner
+    # file), as judged: excerpts quote the finding's own file.
+    other_files: dict[str, bytes] = field(default_factory=dict)
+    ignore: tuple[str, ...] = ()  # the codes turned off (settings `ignore`, --ignore)
+    ignored: list[Violation] = field(default_factory=list)  # findings they hid
 
 
-def resolve_base(repo: GitRepo, settings: Settings, base_ref: str | None) -> tuple[str, str]:
-    """(commit, label) of the base: the given ref, or the merge-base with main."""
-    if base_ref:
+def resolve_base(
+    repo: GitRepo,
+    settings: Settings,
+    base_ref: str | None,
+    head: str | None = None,
+    *,
+    exact: bool = False,
+) -> tuple[str, str]:
+    """(commit, label) of the base. With `base_ref`: the merge-base of it and
+    `head` (default HEAD), or the commit itself when `exact`. Without: the
+    merge-base of head with main (`governance.git.mainref`)."""
+    if base_ref and exact:
         sha = repo.resolve(base_ref)
-        return sha, f"{base_ref}@{sha[:10]}"
-    main = repo.default_main_ref(settings.main_branch)
-    head = repo.resolve("HEAD")
-    sha = repo.merge_base(head, repo.resolve(main))
-    return sha, f"merge-base with {main} ({sha[:10]})"
+        return sha, f"{base_ref}@{sha[:10]} (exact)"
+    head_sha = head or repo.resolve("HEAD")
+    if base_ref:
+        tip = repo.resolve(base_ref)
+        sha = repo.merge_base(head_sha, tip)
+        if sha == tip:
+            return sha, f"{base_ref}@{sha[:10]}"
+        return sha, f"merge-base with {base_ref}@{tip[:10]} ({sha[:10]})"
+    main = main_ref(repo, settings.main_branch)
+    sha = repo.merge_base(head_sha, main.sha)
+    return sha, f"merge-base with {main.label} ({sha[:10]}; main: {main.why})"
 
 
 def read_head(
@@ -137,7 +161,9 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
             f"{path} does not exist in the {head_label}",
             "run gov at the root of the benchmark repository, or set `changelog` in [tool.gov]",
         )
-    base_commit, base_label = resolve_base(repo, settings, options.base_ref)
+    base_commit, base_label = resolve_base(
+        repo, settings, options.base_ref, head_commit, exact=options.exact_base
+    )
     base_bytes = repo.read_blob(base_commit, path)
     verdict = check(
         base_bytes,
@@ -147,12 +173,32 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         path=path,
         trust_base=not options.full,
     )
+    # Ignored codes are dropped before the plan is judged, so an ignored
+    # whitespace finding does not stop rows from being generated.
+    verdict.violations, ignored = split_ignored(verdict.violations, settings.ignore)
     if options.configs and verdict.additions:
         verdict.config_keys, problems = plan_check(
             repo, settings, options, head_bytes, head_commit, base_commit, verdict
         )
-        verdict.violations += problems
-    return CheckResult(verdict, base_label, head_label, base_bytes or b"", head_bytes)
+        kept, hidden = split_ignored(problems, settings.ignore)
+        verdict.violations += kept
+        ignored += hidden
+    others = {v.path for v in verdict.violations} - {path}
+    files: dict[str, bytes] = {}
+    if others:
+        for name, data in config_sources(repo, settings, options.head_source, head_commit):
+            if name in others and data is not None:
+                files[name] = data
+    return CheckResult(
+        verdict,
+        base_label,
+        head_label,
+        base_bytes or b"",
+        head_bytes,
+        files,
+        settings.ignore,
+        ignored,
+    )
 
 
 def plan_check(

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from governance.cli.common import err, guarded, open_repo
+from governance.cli.common import IGNORE_HELP, add_ignored, err, guarded, open_repo
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 
@@ -25,8 +25,17 @@ class CheckFormat(StrEnum):
 def check(
     base_ref: Annotated[
         str | None,
-        typer.Option(help="Base revision (default: merge-base of HEAD with the main branch)."),
+        typer.Option(
+            help="Compare with where head forked from this revision (their merge-base; "
+            "default: the main branch)."
+        ),
     ] = None,
+    exact_base: Annotated[
+        bool,
+        typer.Option(
+            "--exact-base", help="Compare with --base-ref itself (two-dot), not the merge-base."
+        ),
+    ] = False,
     head_ref: Annotated[str | None, typer.Option(help="Head revision (default: HEAD).")] = None,
     worktree: Annotated[
         bool, typer.Option("--worktree", help="Read head from the working tree.")
@@ -54,6 +63,9 @@ def check(
     main_branch: Annotated[
         str | None, typer.Option("--main-branch", help="Main branch name.")
     ] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", metavar="CODE", help=IGNORE_HELP)
+    ] = None,
 ) -> None:
     """Validate the changelog change between a base and a head."""
     from governance.changelog.rules import CheckMode
@@ -80,10 +92,21 @@ def check(
         )
     if expect_pr is not None and not main:
         raise UsageError("--expect-pr needs --main", "in PR mode, --pr N already names the PR")
+    if exact_base and not base_ref:
+        raise UsageError("--exact-base needs --base-ref", "name the commit to compare with")
     mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
     source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
     repo, settings = open_repo({"repository": repository, "main-branch": main_branch})
-    options = CheckOptions(mode, base_ref, head_ref, source, configs=not no_configs, full=full)
+    settings = add_ignored(settings, ignore)
+    options = CheckOptions(
+        mode,
+        base_ref,
+        head_ref,
+        source,
+        configs=not no_configs,
+        full=full,
+        exact_base=exact_base,
+    )
     result = run_check(repo, settings, options)
     if output is CheckFormat.json:
         sys.stdout.write(render_json(result))
@@ -106,11 +129,34 @@ class AuditFormat(StrEnum):
 @guarded
 def audit(
     rev: Annotated[
-        str, typer.Argument(help="Revision whose first-parent history to replay.")
+        str,
+        typer.Argument(
+            help="Revision whose first-parent history to replay, or a range A..B "
+            "(the commits of B that A does not have)."
+        ),
     ] = "HEAD",
     no_configs: Annotated[
         bool, typer.Option("--no-configs", help="Do not resolve config keys.")
     ] = False,
+    max_count: Annotated[
+        int | None,
+        typer.Option("--max-count", min=1, help="Replay only the newest N changelog commits."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", help="Replay only commits after DATE (e.g. 2026-01-01, '2 weeks')."
+        ),
+    ] = None,
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress", help="Progress bar on stderr (default: when a terminal)."
+        ),
+    ] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", metavar="CODE", help=IGNORE_HELP)
+    ] = None,
     output: Annotated[
         AuditFormat, typer.Option("--format", help="Output format.")
     ] = AuditFormat.text,
@@ -123,20 +169,24 @@ def audit(
     from governance.check.render import render_audit
 
     repo, settings = open_repo()
-    commits = changelog_commits(repo, settings, rev)
+    settings = add_ignored(settings, ignore)
+    commits = changelog_commits(repo, settings, rev, max_count=max_count, since=since)
     rows = run_audit(repo, settings, commits, configs=not no_configs)
-    if output is AuditFormat.jsonl:
-        for row in rows:
-            sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
-        raise typer.Exit(EXIT_OK)
-    progress = (
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = (
         typer.progressbar(rows, length=len(commits), label="auditing", file=sys.stderr)
-        if sys.stderr.isatty()
+        if show
         else contextlib.nullcontext(rows)
     )
-    with progress as iterated:
-        text, failed = render_audit(iterated)
-    sys.stdout.write(text)
+    with bar as iterated:
+        if output is AuditFormat.jsonl:
+            failed = False
+            for row in iterated:
+                failed |= not row.main.ok or (row.pr_mode is not None and not row.pr_mode.ok)
+                sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+        else:
+            text, failed = render_audit(iterated, settings.ignore)
+            sys.stdout.write(text)
     raise typer.Exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 

@@ -86,8 +86,47 @@ def open_repo(overrides: dict[str, Any] | None = None) -> tuple[GitRepo, Setting
     from governance.git.repo import GitRepo
 
     repo = GitRepo(state.repo_path)
-    settings = load_settings(repo.root, origin_url=repo.remote_url(), overrides=overrides)
+    settings = load_settings(
+        repo.root,
+        origin_url=repo.remote_url(),
+        upstream_url=repo.remote_url("upstream"),
+        read_changelog=lambda path, main: _landed_changelog(repo, path, main),
+        overrides=overrides,
+    )
     return repo, settings
+
+
+def _landed_changelog(repo: GitRepo, path: str, main_branch: str) -> bytes | None:
+    """The changelog as main has it (its links were written at merge time),
+    else as HEAD has it; None in an empty repository."""
+    from governance.core.diagnostics import UsageError
+    from governance.git.mainref import main_ref
+
+    try:
+        commit = main_ref(repo, main_branch).sha
+    except UsageError:
+        commit = repo.ref_sha("HEAD") or ""
+    return repo.read_blob(commit, path) if commit else None
+
+
+def add_ignored(settings: Settings, codes: list[str] | None) -> Settings:
+    """Settings with the --ignore codes added to the `ignore` setting's
+    (refused with exit 2 unless each is a stricter, ignorable code)."""
+    if not codes:
+        return settings
+    from dataclasses import replace
+
+    from governance.core.codes import ignorable_codes
+
+    return replace(
+        settings, ignore=ignorable_codes((*settings.ignore, *codes), "command line (--ignore)")
+    )
+
+
+IGNORE_HELP = (
+    "Turn off a rule where gov is stricter than the reference (repeatable; "
+    "GOV312 GOV313 GOV314 GOV511 GOV517 GOV521). Adds to the `ignore` setting."
+)
 
 
 class TextOrJson(StrEnum):

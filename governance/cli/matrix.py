@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from governance.cli.common import TextOrJson, guarded, open_repo
+from governance.cli.common import TextOrJson, err, guarded, open_repo
 from governance.core.diagnostics import EXIT_FINDINGS
 
 
@@ -55,20 +55,40 @@ class PlanFormat(StrEnum):
 
 @guarded
 def plan(
-    base_ref: Annotated[str, typer.Option(help="Base revision.")],
+    base_ref: Annotated[
+        str | None,
+        typer.Option(
+            help="Plan what head appended since it forked from this revision (their "
+            "merge-base; default: the main branch)."
+        ),
+    ] = None,
     head_ref: Annotated[str, typer.Option(help="Head revision.")] = "HEAD",
+    exact_base: Annotated[
+        bool,
+        typer.Option(
+            "--exact-base", help="Diff from --base-ref itself (two-dot), not the merge-base."
+        ),
+    ] = False,
     trim_conc: Annotated[bool, typer.Option("--trim-conc")] = False,
     evals_only: Annotated[bool, typer.Option("--evals-only")] = False,
     all_evals: Annotated[bool, typer.Option("--all-evals")] = False,
     output: Annotated[PlanFormat, typer.Option("--format")] = PlanFormat.json,
 ) -> None:
     """The whole sweep a change triggers: appended entries -> bucketed rows."""
+    from governance.check.service import resolve_base
+    from governance.core.diagnostics import UsageError
     from governance.matrix import render, sources
 
+    if exact_base and not base_ref:
+        raise UsageError("--exact-base needs --base-ref", "name the commit to diff from")
     repo, settings = open_repo()
+    head = repo.resolve(head_ref)
+    base, label = resolve_base(repo, settings, base_ref, head, exact=exact_base)
+    err(f"gov plan: base {label}")
     result = sources.plan_between(
         repo,
-        base_ref,
+        # echoed in changelog_metadata: the name given when it is the base itself
+        base_ref if base_ref and repo.resolve(base_ref) == base else base,
         head_ref,
         trim_conc=trim_conc,
         evals_only=evals_only,

@@ -95,8 +95,8 @@ def prepare_merge(
         bool | None,
         typer.Option(
             "--sweep/--no-sweep",
-            help="Reuse the PR's results and launch the other rows before pushing "
-            "(default: when the scripts folder exists).",
+            help="Reuse the PR's results and launch the other rows on this machine before "
+            "pushing (default: the sweep-on-merge setting, false: plan and report only).",
         ),
     ] = None,
     launcher: Annotated[
@@ -135,7 +135,7 @@ def prepare_merge(
 
         raise UsageError("--rerun-all and --reuse-only exclude each other", "pick one")
     hook = None
-    if sweep or (sweep is None and (repo.root / settings.scripts).is_dir()):
+    if sweep if sweep is not None else settings.sweep_on_merge:
         from governance.merge.sweep_step import SweepAfterMerge, SweepOptions
         from governance.sweeps.reuse import ReuseMode
 

@@ -9,9 +9,10 @@ reference only through these codes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from governance.core.diagnostics import Violation
+from governance.core.diagnostics import UsageError, Violation
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +21,9 @@ class Rule:
     name: str
     summary: str
     stricter: bool = False  # gov rejects where the reference accepts
+    # A stricter rule a repository may phase in (`ignore` setting, --ignore);
+    # rules the reference enforces can never be turned off.
+    ignorable: bool = False
 
 
 _RULES = (
@@ -87,18 +91,26 @@ _RULES = (
     Rule("GOV309", "correction-outside-link", "corrections change only `  pr-link:` lines"),
     Rule("GOV310", "correction-count-mismatch", "one changed pr-link line per correction"),
     Rule("GOV311", "whitespace-only-change", "historical whitespace and formatting are immutable"),
-    Rule("GOV312", "trailing-whitespace", "no trailing spaces in appended lines", stricter=True),
+    Rule(
+        "GOV312",
+        "trailing-whitespace",
+        "no trailing spaces in appended lines",
+        stricter=True,
+        ignorable=True,
+    ),
     Rule(
         "GOV313",
         "blank-line-in-entry",
         "no empty or whitespace-only lines inside or between appended entries",
         stricter=True,
+        ignorable=True,
     ),
     Rule(
         "GOV314",
         "eof-whitespace",
         "nothing but the final newline after the last appended entry",
         stricter=True,
+        ignorable=True,
     ),
     Rule("GOV315", "entry-reformatted", "an entry changed bytes without a semantic change"),
     # -- pr-link policy (docs/rules.md) -------------------------------------
@@ -123,7 +135,13 @@ _RULES = (
     Rule("GOV501", "unknown-config-key", "every config key names a master config"),
     Rule("GOV502", "wildcard-matches-nothing", "every wildcard matches at least one config"),
     Rule("GOV510", "master-config-unreadable", "the master config files exist and parse"),
-    Rule("GOV511", "master-config-duplicate-key", "no master config repeats a key"),
+    Rule(
+        "GOV511",
+        "master-config-duplicate-key",
+        "no master config repeats a key within one file or entry",
+        stricter=True,
+        ignorable=True,
+    ),
     Rule("GOV512", "master-config-wildcard-key", "master config keys contain no `*`"),
     Rule("GOV513", "master-config-unknown-field", "master configs use only documented fields"),
     Rule("GOV514", "master-config-missing-field", "master configs carry every required field"),
@@ -134,6 +152,12 @@ _RULES = (
         "master-config-empty-search-space",
         "a search space yields at least one row",
         stricter=True,
+        ignorable=True,
+    ),
+    Rule(
+        "GOV518",
+        "master-config-key-in-two-files",
+        "a config key is defined in one master file only",
     ),
     Rule("GOV520", "runner-file-invalid", "the runner file matches its schema"),
     Rule(
@@ -141,6 +165,7 @@ _RULES = (
         "runner-label-unknown",
         "every config's runner is in the runner file",
         stricter=True,
+        ignorable=True,
     ),
     Rule("GOV522", "runner-hardware-budget", "agentic configs fit the runner's hardware budget"),
     Rule("GOV530", "changelog-deletion", "the plan's changelog diff deletes no lines"),
@@ -201,6 +226,36 @@ _RULES = (
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
 _CODES_BY_NAME: dict[str, str] = {rule.name: rule.code for rule in _RULES}
 STRICTER_CODES = frozenset(rule.code for rule in _RULES if rule.stricter)
+IGNORABLE_CODES = frozenset(rule.code for rule in _RULES if rule.ignorable)
+
+
+def ignorable_codes(codes: Iterable[str], where: str) -> tuple[str, ...]:
+    """`codes` upper-cased and de-duplicated; a UsageError (exit 2) for any
+    code that is unknown or that the reference enforces too."""
+    out: list[str] = []
+    allowed = ", ".join(sorted(IGNORABLE_CODES))
+    for raw in codes:
+        code = raw.strip().upper()
+        if code not in RULES:
+            raise UsageError(f"{where}: unknown code `{raw}` in ignore", f"ignorable: {allowed}")
+        if code not in IGNORABLE_CODES:
+            raise UsageError(
+                f"{where}: {code} ({RULES[code].name}) cannot be ignored: "
+                "only rules where gov is stricter than the reference can be phased in",
+                f"ignorable: {allowed} (docs/rules.md)",
+            )
+        if code not in out:
+            out.append(code)
+    return tuple(out)
+
+
+def split_ignored(
+    violations: Iterable[Violation], ignore: Iterable[str]
+) -> tuple[list[Violation], list[Violation]]:
+    """(kept, ignored) findings."""
+    skip = set(ignore)
+    kept = [v for v in violations if v.code not in skip]
+    return kept, [v for v in violations if v.code in skip]
 
 
 def code_for(rule_name: str) -> str:

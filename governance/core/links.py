@@ -34,18 +34,27 @@ class LinkPolicy:
     repository: str = DEFAULT_REPOSITORY
     link_template: str = DEFAULT_LINK_TEMPLATE
     placeholders: tuple[str, ...] = DEFAULT_PLACEHOLDERS
+    # Former names of the repository whose links also count as canonical:
+    # only in a history replay (`gov audit`), never for a new link.
+    former: tuple[str, ...] = ()
     _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if "{number}" not in self.link_template:
             raise ValueError("link-template must contain {number}")
-        head, _, tail = self.link_template.format(
-            repository=self.repository, number="\0"
-        ).partition("\0")
-        # `\d+` (Unicode digits) on purpose: the loose matches are classified
-        # separately so the user gets a precise message.
-        pattern = re.compile(re.escape(head) + r"(\d+)" + re.escape(tail))
-        object.__setattr__(self, "_pattern", pattern)
+        alternatives = []
+        for name in (self.repository, *self.former):
+            head, _, tail = self.link_template.format(repository=name, number="\0").partition("\0")
+            # `\d+` (Unicode digits) on purpose: the loose matches are
+            # classified separately so the user gets a precise message.
+            alternatives.append(re.escape(head) + r"(\d+)" + re.escape(tail))
+        object.__setattr__(self, "_pattern", re.compile("|".join(alternatives)))
+
+    def _digits(self, link: str) -> str | None:
+        match = self._pattern.fullmatch(link)
+        if match is None:
+            return None
+        return next(group for group in match.groups() if group is not None)
 
     def expected(self, number: int) -> str:
         return self.link_template.format(repository=self.repository, number=number)
@@ -59,10 +68,9 @@ class LinkPolicy:
     def classify(self, link: str) -> LinkKind:
         if self.is_placeholder(link):
             return LinkKind.PLACEHOLDER
-        match = self._pattern.fullmatch(link)
-        if match is None:
+        digits = self._digits(link)
+        if digits is None:
             return LinkKind.OTHER
-        digits = match.group(1)
         if digits.isascii() and digits[0] != "0" and len(digits) <= MAX_PR_DIGITS:
             return LinkKind.CANONICAL
         return LinkKind.LOOSE_NUMBER
@@ -71,9 +79,9 @@ class LinkPolicy:
         """The PR number of a canonical link (None for anything else)."""
         if self.classify(link) is not LinkKind.CANONICAL:
             return None
-        match = self._pattern.fullmatch(link)
-        assert match is not None
-        return int(match.group(1))
+        digits = self._digits(link)
+        assert digits is not None
+        return int(digits)
 
     def looks_like_placeholder(self, link: str) -> bool:
         """Near-misses of a placeholder (`PLACEHOLDER`, `.../pull/XXXX`, `TBD`):
@@ -87,3 +95,25 @@ def link_text(raw: object) -> str:
     if raw is None:
         return ""
     return raw if isinstance(raw, str) else str(raw)
+
+
+# A `pr-link:` line holding a GitHub pull-request link: ORG/NAME is group 1.
+_PULL_LINK = re.compile(
+    rb"^  pr-link: *[\"']?https://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/pull/[0-9]+",
+    re.MULTILINE,
+)
+
+
+def repository_from_links(data: bytes, window: int = 50) -> str | None:
+    """The repository a changelog belongs to, as its own links say: the most
+    frequent ORG/NAME among its last `window` pull-request links (links to
+    other projects' PRs are the minority); a tie goes to the most recent."""
+    recent = [m.group(1) for m in _PULL_LINK.finditer(data)][-window:]
+    if not recent:
+        return None
+    counts: dict[bytes, int] = {}
+    for slug in recent:
+        counts[slug] = counts.get(slug, 0) + 1
+    best = max(counts.values())
+    slug = next(s for s in reversed(recent) if counts[s] == best)
+    return slug.decode("ascii")

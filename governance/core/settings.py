@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from governance.core.codes import ignorable_codes
 from governance.core.diagnostics import UsageError
 from governance.core.links import (
     DEFAULT_LINK_TEMPLATE,
@@ -46,25 +47,52 @@ class Settings:
     # {hardware glob: [script name templates]}, first match wins; empty: the
     # reference's rule (governance.sweeps.naming.DEFAULT_SCRIPT_NAMES).
     script_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # prepare-merge sweeps (reuses the PR's results, launches the rest on this
+    # machine) only when asked: --sweep, or this setting.
+    sweep_on_merge: bool = False
+    # Stricter-than-reference codes this repository phases in (docs/rules.md).
+    ignore: tuple[str, ...] = ()
+    # Former ORG/NAMEs of the repository: links to them are history only
+    # (accepted by `gov audit`, never for a new entry).
+    former_repositories: tuple[str, ...] = ()
     source: str = "defaults"  # where the settings file was found, for messages
+    repository_from: str = "default"  # where `repository` came from, for messages
 
     def policy(self) -> LinkPolicy:
         return LinkPolicy(self.repository, self.link_template, self.placeholders)
+
+    def history_policy(self, *names: str) -> LinkPolicy:
+        """The policy of a history replay: links to the former names (and to
+        `names`, what the repository was called at that commit) count as
+        canonical too."""
+        former = tuple(
+            dict.fromkeys(n for n in (*self.former_repositories, *names) if n != self.repository)
+        )
+        return LinkPolicy(self.repository, self.link_template, self.placeholders, former)
 
     def pr_from_subject(self, subject: str) -> int | None:
         matches = re.findall(self.pr_subject_pattern, subject)
         return int(matches[-1]) if matches else None
 
 
-_LIST_KEYS = {"master_configs", "placeholders", "sweep_labels"}
+_LIST_KEYS = {"master_configs", "placeholders", "sweep_labels", "ignore", "former_repositories"}
 _TABLE_KEYS = {"script_names"}
-KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name != "source"}
+_BOOL_KEYS = {"sweep_on_merge"}
+_NOT_KEYS = {"source", "repository_from"}
+KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name not in _NOT_KEYS}
+_SLUG = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
 
 def _coerce(key: str, value: Any, where: str) -> Any:
     name = KEYS[key]
     if name in _TABLE_KEYS:
         return _coerce_table(key, value, where)
+    if name in _BOOL_KEYS:
+        if isinstance(value, str) and value.strip().lower() in ("true", "1", "false", "0"):
+            value = value.strip().lower() in ("true", "1")
+        if not isinstance(value, bool):
+            raise UsageError(f"{where}: `{key}` must be true or false", f"e.g. {key} = true")
+        return value
     if name in _LIST_KEYS:
         if isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()]
@@ -72,6 +100,15 @@ def _coerce(key: str, value: Any, where: str) -> Any:
             raise UsageError(
                 f"{where}: `{key}` must be a list of strings", f'e.g. {key} = ["a", "b"]'
             )
+        if name == "ignore":
+            return ignorable_codes(value, where)
+        if name == "former_repositories":
+            for slug in value:
+                if not _SLUG.fullmatch(slug):
+                    raise UsageError(
+                        f"{where}: `{key}`: '{slug}' is not ORG/NAME",
+                        f'e.g. {key} = ["InferenceMAX/InferenceMAX"]',
+                    )
         return tuple(value)
     if not isinstance(value, str) or not value:
         raise UsageError(f"{where}: `{key}` must be a non-empty string", f'e.g. {key} = "..."')
@@ -152,11 +189,14 @@ def load_settings(
     origin_url: str | None = None,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    upstream_url: str | None = None,
+    read_changelog: Callable[[str, str], bytes | None] | None = None,
 ) -> Settings:
+    """Settings from the file, the environment and the flags. Unless one of
+    them names the `repository`, it is inferred: the changelog's own links
+    (`read_changelog(path, main_branch)`), else the `upstream` remote, else `origin` (a
+    fork's origin names the fork), else the built-in default."""
     settings = Settings()
-    slug = slug_from_remote(origin_url)
-    if slug:
-        settings = replace(settings, repository=slug)
     values, found = _file_values(root)
     if found:
         settings = _apply(settings, values, f"{root / found.split(' + ')[-1]}")
@@ -170,10 +210,37 @@ def load_settings(
     settings = _apply(settings, env_values, "environment (GOV_*)")
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     settings = _apply(settings, given, "command line")
+    if "repository" in given:
+        settings = replace(settings, repository_from="command line")
+    elif "repository" in env_values:
+        settings = replace(settings, repository_from="environment (GOV_REPOSITORY)")
+    elif "repository" in values:
+        settings = replace(settings, repository_from=found)
+    else:
+        settings = _infer_repository(settings, origin_url, upstream_url, read_changelog)
     try:
         settings.policy()
     except ValueError as exc:
         raise UsageError(
             f"link-template: {exc}", 'e.g. "https://github.com/{repository}/pull/{number}"'
         ) from exc
+    return settings
+
+
+def _infer_repository(
+    settings: Settings,
+    origin_url: str | None,
+    upstream_url: str | None,
+    read_changelog: Callable[[str, str], bytes | None] | None,
+) -> Settings:
+    from governance.core.links import repository_from_links
+
+    data = read_changelog(settings.changelog, settings.main_branch) if read_changelog else None
+    linked = repository_from_links(data) if data else None
+    if linked and linked not in settings.former_repositories:
+        return replace(settings, repository=linked, repository_from=f"{settings.changelog} links")
+    for remote, url in (("upstream", upstream_url), ("origin", origin_url)):
+        slug = slug_from_remote(url)
+        if slug:
+            return replace(settings, repository=slug, repository_from=f"{remote} remote")
     return settings

@@ -2,4 +2,5 @@
 
 * `repo`   - `GitRepo`: open a repository, read refs, blobs and history.
 * `writes` - commits, merges, config, worktrees and pushes.
+* `mainref` - which commit "main" is: the one rule every command uses.
 """

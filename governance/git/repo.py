@@ -9,12 +9,15 @@ so every git process started here runs with those variables removed.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from governance.core.diagnostics import UsageError
 from governance.git.writes import GitWrites, MergeTree  # noqa: F401  (MergeTree re-exported)
+
+_BLOB_CACHE_SIZE = 64
 
 # Variables git exports to hooks that would redirect our own git calls.
 _LEAKED_GIT_VARS = (
@@ -60,7 +63,9 @@ class GitRepo(GitWrites):
                 "run gov inside a git checkout, or pass --repo PATH",
             ) from exc
         self._git_module = git
-        self._blob_cache: dict[tuple[str, str], bytes | None] = {}
+        # Bounded: a history replay reads thousands of blobs; memory must not
+        # grow with history length.
+        self._blob_cache: OrderedDict[tuple[str, str], bytes | None] = OrderedDict()
 
     # -- basic facts -----------------------------------------------------
 
@@ -116,19 +121,6 @@ class GitRepo(GitWrites):
             ) from exc
         return out.strip()
 
-    def default_main_ref(self, main_branch: str) -> str:
-        """The ref that names the main branch here: origin/<main> if fetched, else <main>."""
-        for candidate in (f"origin/{main_branch}", main_branch):
-            try:
-                self._repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}")
-                return candidate
-            except self._git_module.GitCommandError:
-                continue
-        raise UsageError(
-            f"cannot find the main branch '{main_branch}' (nor origin/{main_branch})",
-            "fetch it (git fetch origin), pass --base-ref, or set main-branch in [tool.gov]",
-        )
-
     # -- content ---------------------------------------------------------
 
     def blob_id(self, commit: str, path: str) -> str | None:
@@ -144,14 +136,38 @@ class GitRepo(GitWrites):
         key = (commit, path)
         if len(commit) != 40:  # a ref name can move: only SHAs are safe cache keys
             self._blob_cache.pop(key, None)
-        if key not in self._blob_cache:
+        if key in self._blob_cache:
+            self._blob_cache.move_to_end(key)
+            return self._blob_cache[key]
+        try:
+            tree = self._repo.commit(commit).tree
+            blob = tree / path
+            data: bytes | None = blob.data_stream.read()
+        except (KeyError, ValueError, self._git_module.BadName):
+            data = None
+        self._blob_cache[key] = data
+        while len(self._blob_cache) > _BLOB_CACHE_SIZE:
+            self._blob_cache.popitem(last=False)
+        return data
+
+    def blob_ids(self, commit: str, paths: Iterable[str]) -> dict[str, str | None]:
+        """Blob SHA of each path at `commit` (None when absent or not a file),
+        from one read of the commit's tree; no blob is loaded."""
+        tree = self._repo.commit(commit).tree
+        out: dict[str, str | None] = {}
+        for path in paths:
             try:
-                tree = self._repo.commit(commit).tree
-                blob = tree / path
-                self._blob_cache[key] = blob.data_stream.read()
-            except (KeyError, ValueError, self._git_module.BadName):
-                self._blob_cache[key] = None
-        return self._blob_cache[key]
+                item = tree / path
+            except KeyError:
+                out[path] = None
+                continue
+            out[path] = item.hexsha if item.type == "blob" else None
+        return out
+
+    def file_paths(self, commit: str) -> list[str]:
+        """Every file path in `commit`'s tree."""
+        out = self._repo.git.ls_tree("-r", "--name-only", "-z", commit)
+        return [path for path in out.split("\0") if path]
 
     def read_blob_from_tree(self, tree: str, path: str) -> bytes | None:
         """Bytes of `path` inside a tree object (e.g. an in-memory merge result)."""
@@ -185,9 +201,23 @@ class GitRepo(GitWrites):
 
     # -- history ---------------------------------------------------------
 
-    def first_parent_commits(self, rev: str, path: str | None = None) -> Iterator[CommitInfo]:
-        """First-parent history of `rev`, oldest first (optionally touching `path`)."""
-        args = ["--first-parent", "--reverse", "--format=%H%x00%P%x00%s", rev]
+    def first_parent_commits(
+        self,
+        rev: str,
+        path: str | None = None,
+        *,
+        max_count: int | None = None,
+        since: str | None = None,
+    ) -> Iterator[CommitInfo]:
+        """First-parent history of `rev` (a revision or a range `A..B`),
+        oldest first, optionally touching `path`; `max_count` keeps the newest
+        N, `since` those committed after a date git understands."""
+        args = ["--first-parent", "--reverse", "--format=%H%x00%P%x00%s"]
+        if max_count is not None:
+            args.append(f"--max-count={max_count}")
+        if since:
+            args.append(f"--since={since}")
+        args.append(rev)
         if path:
             args += ["--", path]
         out = self._repo.git.log(*args)

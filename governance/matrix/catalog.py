@@ -96,7 +96,7 @@ class Catalog:
                 line, column = master.key_lines.get(first, (0, 0))
                 self._file_problems.append(
                     violation(
-                        "GOV511",
+                        "GOV518",
                         f"Duplicate configuration keys found in '{master.path}': "
                         + ", ".join(sorted(repeated)),
                         master.path,

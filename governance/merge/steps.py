@@ -18,9 +18,10 @@ from governance.changelog import edit
 from governance.changelog.conflict import resolve_conflict
 from governance.changelog.rules import CheckMode, Verdict
 from governance.check.service import CheckOptions, run_check
-from governance.core.diagnostics import FindingsError, Violation
+from governance.core.diagnostics import FindingsError, UsageError, Violation
 from governance.core.settings import Settings
 from governance.forge.base import Forge, PullRequest
+from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo, MergeTree
 from governance.merge import decisions
 from governance.merge import journal as jr
@@ -86,6 +87,7 @@ class Work:
     journal: jr.Journal | None = None
     pull: PullRequest | None = None
     main_tip: str = ""
+    main_label: str = ""  # which main, e.g. "main@1a2b3c4d5e" (governance.git.mainref)
     merge_base: str = ""
     merged: MergeTree | None = None
     data: bytes | None = None  # the changelog as it will be committed
@@ -135,22 +137,25 @@ def preflight(w: Work, prior: jr.Journal | None) -> bool:
     w.report.main_tip = w.main_tip
     if prior is not None and _already_prepared(w, prior):
         return False
-    w.ok(f"PR #{n} '{pull.title}' {pull.head_branch}@{pull.head_sha[:10]} onto {w.main_tip[:10]}")
+    w.ok(f"PR #{n} '{pull.title}' {pull.head_branch}@{pull.head_sha[:10]} onto {w.main_label}")
     return True
 
 
 def _main_tip(w: Work) -> str:
+    """Main's tip by the one rule (`governance.git.mainref`), on the side this
+    forge lands on: the remote-tracking branch just fetched (GitHub) or the
+    local branch (local forge)."""
     main, remote = w.options.main_branch, w.options.remote
     if remote:
         w.repo.fetch(remote, f"+refs/heads/{main}:refs/remotes/{remote}/{main}")
         if w.repo.ref_sha(w.pull.head_sha if w.pull else "") is None:
             w.repo.fetch(remote, f"refs/pull/{w.options.pr}/head")
-        tip = w.repo.ref_sha(f"refs/remotes/{remote}/{main}")
-    else:
-        tip = w.repo.ref_sha(f"refs/heads/{main}")
-    if tip is None:
-        raise w.refuse(f"main branch '{main}' not found", hint="pass --main-branch")
-    return tip
+    try:
+        found = main_ref(w.repo, main, remote=remote, local=remote is None)
+    except UsageError as exc:
+        raise w.refuse(str(exc), hint="pass --main-branch") from exc
+    w.main_label = found.label
+    return found.sha
 
 
 def _already_prepared(w: Work, prior: jr.Journal) -> bool:
@@ -188,7 +193,7 @@ def validate(w: Work) -> None:
 def _gov_check(w: Work, base: str, head: str, *, configs: bool) -> Verdict:
     """`gov check --pr N --base-ref BASE --head-ref HEAD [--no-configs]`."""
     mode = CheckMode.pr_mode(w.options.pr)
-    options = CheckOptions(mode, base_ref=base, head_ref=head, configs=configs)
+    options = CheckOptions(mode, base_ref=base, head_ref=head, configs=configs, exact_base=True)
     return run_check(w.repo, w.settings, options).verdict
 
 
@@ -302,7 +307,8 @@ def check(w: Work) -> None:
     if not verdict.ok:
         raise w.refuse("the prepared changelog fails gov check", verdict.violations, _fix_hint(w))
     w.additions = len(verdict.additions)
-    w.ok(f"gov check --pr {w.options.pr} passes on {w.prepared[:10]}")
+    ignoring = f" (ignoring {', '.join(w.settings.ignore)})" if w.settings.ignore else ""
+    w.ok(f"gov check --pr {w.options.pr} passes on {w.prepared[:10]}{ignoring}")
 
 
 def plan(w: Work) -> None:
@@ -337,7 +343,10 @@ def plan(w: Work) -> None:
     if w.sweep is not None:
         sweep(w, result)
         return
-    w.ok(f"{len(w.report.plan_rows)} row(s) would run after the merge (no sweep configured)")
+    w.ok(
+        f"{len(w.report.plan_rows)} row(s) would run after the merge; not swept here "
+        "(pass --sweep, or set sweep-on-merge = true, to reuse the PR's results and launch the rest)"
+    )
 
 
 def sweep(w: Work, result: PlanResult) -> None:

@@ -68,7 +68,10 @@ def resolve_worktree(repo: GitRepo, settings: Settings, pr: int) -> EditOutcome:
     write_atomically(repo.root / path, result.data)
     repo.stage(path)
     options = CheckOptions(
-        CheckMode.pr_mode(pr), base_ref="MERGE_HEAD", head_source=HeadSource.STAGED
+        CheckMode.pr_mode(pr),
+        base_ref="MERGE_HEAD",
+        head_source=HeadSource.STAGED,
+        exact_base=True,  # the staged merge result extends main's tip itself
     )
     verdict = run_check(repo, settings, options).verdict
     if not verdict.ok:

@@ -177,7 +177,7 @@ def test_duplicate_nested_key_names_the_config() -> None:
 
 
 def test_duplicate_key_across_files() -> None:
-    duplicate = only(make_catalog(GOOD, GOOD).violations(), "GOV511")
+    duplicate = only(make_catalog(GOOD, GOOD).violations(), "GOV518")
     assert duplicate.path == NVIDIA_MASTER
     assert duplicate.message == (
         f"Duplicate configuration keys found in '{NVIDIA_MASTER}': good-fp8-h200-vllm"

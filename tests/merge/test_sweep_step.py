@@ -40,8 +40,9 @@ def swept(sweep_repo: Repo, tmp_path: Path) -> Repo:
     return repo
 
 
-def prepare(repo: Repo, *flags: str) -> tuple[int, dict]:
-    result = gov(repo, "prepare-merge", "--pr", str(PR), "--format", "json", *flags)
+def prepare(repo: Repo, *flags: str, sweep: bool = True) -> tuple[int, dict]:
+    asked = ("--sweep",) if sweep else ()
+    result = gov(repo, "prepare-merge", "--pr", str(PR), "--format", "json", *asked, *flags)
     assert "Traceback" not in result.stderr, result.stderr
     return result.exit_code, json.loads(result.stdout)
 
@@ -49,6 +50,26 @@ def prepare(repo: Repo, *flags: str) -> tuple[int, dict]:
 def runs(repo: Repo) -> list[dict]:
     listed = gov(repo, "runs", "list", "--pr", str(PR), "--format", "json")
     return json.loads(listed.stdout)
+
+
+def test_without_sweep_asked_it_plans_and_reports_and_launches_nothing(swept: Repo) -> None:
+    """The scripts folder exists, as in every InferenceX clone: still nothing
+    runs on the maintainer's machine unless asked, and the report says how."""
+    before = runs(swept)
+    text = gov(swept, "prepare-merge", "--pr", str(PR), "--no-push")
+    assert text.exit_code == 0, text.stdout + text.stderr
+    assert "not swept here (pass --sweep, or set sweep-on-merge = true" in text.stdout
+    assert "post-merge plan:" in text.stdout
+    assert runs(swept) == before
+
+
+def test_the_sweep_on_merge_setting_asks_for_the_sweep(swept: Repo) -> None:
+    settings = '[tool.gov]\nscripts = "launch/benchmarks"\nsweep-on-merge = true\n'
+    swept.write("pyproject.toml", settings)
+    swept.commit("Sweep at merge time")
+    code, report = prepare(swept, "--no-push", sweep=False)
+    assert code == 0, report["status"]
+    assert report["sweep"] and any(r["action"] == "rerun" for r in report["sweep"]["rows"])
 
 
 def test_reuses_unchanged_recipes_and_reruns_what_main_changed(swept: Repo) -> None:
