@@ -13,7 +13,7 @@ from governance.check.audit import audit, changelog_commits
 from governance.core.settings import load_settings
 from governance.git.repo import GitRepo
 from tests.conftest import PROJECT, Repo, git
-from tests.test_cli import run
+from tests.harness import run_gov
 
 LINK = "https://github.com/{slug}/pull/{n}"
 ENTRY = '\n- config-keys:\n    - {key}\n  description:\n    - "Change {n}"\n  pr-link: {link}\n'
@@ -87,20 +87,20 @@ def test_ranges_max_count_and_since_bound_the_replay(history: Repo) -> None:
     assert len(rows(history, since="2000-01-01")) == 4
 
 
-def test_cli_range_progress_and_bad_revisions(history: Repo, gov_exe: str) -> None:
-    result = run(history.path, gov_exe, "audit", "HEAD~3..HEAD", "--progress")
-    assert result.returncode == 1  # #13 names a config that does not exist
+def test_cli_range_progress_and_bad_revisions(history: Repo) -> None:
+    result = run_gov("audit", "HEAD~3..HEAD", "--progress", cwd=history.path)
+    assert result.exit_code == 1  # #13 names a config that does not exist
     assert "2 changelog commits checked: 1 fail main mode" in result.stdout
     assert "auditing" in result.stderr  # the progress bar goes to stderr
-    quiet = run(history.path, gov_exe, "audit", "--max-count", "1", "--format", "jsonl")
-    assert quiet.returncode == 0 and quiet.stderr == ""
+    quiet = run_gov("audit", "--max-count", "1", "--format", "jsonl", cwd=history.path)
+    assert quiet.exit_code == 0 and quiet.stderr == ""
     (row,) = [json.loads(line) for line in quiet.stdout.splitlines()]
     assert row["pr"] == 14 and row["configs"] == "checked"
-    full = run(history.path, gov_exe, "audit")
+    full = run_gov("audit", cwd=history.path)
     assert "1 commit(s) had no master config yet" in full.stdout
     for bad in ("HEAD~3..nope", "nope", "HEAD~1...HEAD"):
-        refused = run(history.path, gov_exe, "audit", bad)
-        assert refused.returncode == 2, (bad, refused.stderr)
+        refused = run_gov("audit", bad, cwd=history.path)
+        assert refused.exit_code == 2, (bad, refused.stderr)
 
 
 def test_corpus_main_audit_with_configs_reports_only_real_violations(

@@ -9,8 +9,8 @@ import pytest
 
 from governance.core.codes import IGNORABLE_CODES, RULES
 from tests.conftest import Repo
+from tests.harness import run_gov
 from tests.test_check_configs import AMD, edit
-from tests.test_cli import run
 
 ENTRY = (
     "\n- config-keys:\n    - dsv4-fp8-mi300x-vllm\n  description:\n"
@@ -40,41 +40,37 @@ def test_the_ignorable_codes_are_exactly_documented_stricter_ones() -> None:
     assert all(RULES[code].stricter for code in IGNORABLE_CODES)
 
 
-def test_without_ignore_both_stricter_findings_fail(stricter_only: Repo, gov_exe: str) -> None:
-    result = run(stricter_only.path, gov_exe, "check", "--pr", "2194")
-    assert result.returncode == 1
+def test_without_ignore_both_stricter_findings_fail(stricter_only: Repo) -> None:
+    result = run_gov("check", "--pr", "2194", cwd=stricter_only.path)
+    assert result.exit_code == 1
     assert (
         ": GOV312 " in result.stdout and f"{AMD}:" in result.stdout and ": GOV521 " in result.stdout
     )
     assert "ignored" not in result.stdout
 
 
-def test_command_line_and_setting_ignore_add_up_and_are_reported(
-    stricter_only: Repo, gov_exe: str
-) -> None:
+def test_command_line_and_setting_ignore_add_up_and_are_reported(stricter_only: Repo) -> None:
     stricter_only.write(".gov.toml", 'ignore = ["GOV521"]\n')
-    half = run(stricter_only.path, gov_exe, "check", "--pr", "2194")
-    assert half.returncode == 1 and f"{AMD}:" not in half.stdout and ": GOV312 " in half.stdout
+    half = run_gov("check", "--pr", "2194", cwd=stricter_only.path)
+    assert half.exit_code == 1 and f"{AMD}:" not in half.stdout and ": GOV312 " in half.stdout
     assert half.stdout.rstrip().endswith("GOV521 (1 finding)")
-    both = run(stricter_only.path, gov_exe, "check", "--pr", "2194", "--ignore", "gov312")
-    assert both.returncode == 0, both.stdout
+    both = run_gov("check", "--pr", "2194", "--ignore", "gov312", cwd=stricter_only.path)
+    assert both.exit_code == 0, both.stdout
     assert "ignored (stricter than the reference" in both.stdout
     assert "GOV521 (1 finding), GOV312 (1 finding)" in both.stdout
     data = json.loads(
-        run(stricter_only.path, gov_exe, "check", "--pr", "2194", "--format", "json").stdout
+        run_gov("check", "--pr", "2194", "--format", "json", cwd=stricter_only.path).stdout
     )
     assert data["ignore"] == ["GOV521"] and [v["code"] for v in data["ignored"]] == ["GOV521"]
-    github = run(stricter_only.path, gov_exe, "check", "--pr", "2194", "--format", "github")
+    github = run_gov("check", "--pr", "2194", "--format", "github", cwd=stricter_only.path)
     assert "::notice title=gov::ignored" in github.stdout
 
 
 @pytest.mark.parametrize("code", ["GOV301", "GOV401", "GOV207", "GOV703", "GOV999"])
-def test_rules_the_reference_enforces_cannot_be_ignored(
-    stricter_only: Repo, gov_exe: str, code: str
-) -> None:
-    flag = run(stricter_only.path, gov_exe, "check", "--pr", "2194", "--ignore", code)
-    assert flag.returncode == 2 and code in flag.stderr and "--ignore" in flag.stderr
+def test_rules_the_reference_enforces_cannot_be_ignored(stricter_only: Repo, code: str) -> None:
+    flag = run_gov("check", "--pr", "2194", "--ignore", code, cwd=stricter_only.path)
+    assert flag.exit_code == 2 and code in flag.stderr and "--ignore" in flag.stderr
     stricter_only.write(".gov.toml", f'ignore = ["{code}"]\n')
-    setting = run(stricter_only.path, gov_exe, "check", "--pr", "2194")
-    assert setting.returncode == 2 and ".gov.toml" in setting.stderr
+    setting = run_gov("check", "--pr", "2194", cwd=stricter_only.path)
+    assert setting.exit_code == 2 and ".gov.toml" in setting.stderr
     assert "GOV312" in setting.stderr  # the hint lists what can be ignored

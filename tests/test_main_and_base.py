@@ -12,7 +12,8 @@ import pytest
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 from tests.conftest import Repo, git
-from tests.test_cli import APPEND, run
+from tests.harness import run_gov
+from tests.test_cli import APPEND
 
 MAIN_ENTRY = (
     "\n- config-keys:\n    - dsv4-fp8-mi300x-vllm\n  description:\n"
@@ -37,30 +38,30 @@ def behind(example_repo: Repo) -> Repo:
     return example_repo
 
 
-def test_check_with_explicit_base_compares_with_the_fork_point(behind: Repo, gov_exe: str) -> None:
+def test_check_with_explicit_base_compares_with_the_fork_point(behind: Repo) -> None:
     args = ("check", "--base-ref", "main", "--head-ref", "pr-2194", "--pr", "2194")
-    result = run(behind.path, gov_exe, *args)
-    assert result.returncode == 0, result.stdout + result.stderr
+    result = run_gov(*args, cwd=behind.path)
+    assert result.exit_code == 0, result.stdout + result.stderr
     assert "1 appended entry" in result.stdout and "merge-base with main@" in result.stdout
-    exact = run(behind.path, gov_exe, *args, "--exact-base")
-    assert exact.returncode == 1
+    exact = run_gov(*args, "--exact-base", cwd=behind.path)
+    assert exact.exit_code == 1
     assert ": GOV30" in exact.stdout and "(exact)" in exact.stdout  # history differs
 
 
-def test_plan_with_explicit_base_plans_only_the_prs_entry(behind: Repo, gov_exe: str) -> None:
+def test_plan_with_explicit_base_plans_only_the_prs_entry(behind: Repo) -> None:
     args = ("plan", "--base-ref", "main", "--head-ref", "pr-2194", "--format", "json")
-    result = run(behind.path, gov_exe, *args)
-    assert result.returncode == 0, result.stderr
+    result = run_gov(*args, cwd=behind.path)
+    assert result.exit_code == 0, result.stderr
     meta = json.loads(result.stdout)["changelog_metadata"]
     assert [e["description"] for e in meta["entries"]] == [["Retune MI300X DSv4 concurrency"]]
     assert "merge-base with main@" in result.stderr
-    exact = run(behind.path, gov_exe, *args, "--exact-base")
-    assert exact.returncode == 1 and "GOV530" in exact.stderr
+    exact = run_gov(*args, "--exact-base", cwd=behind.path)
+    assert exact.exit_code == 1 and "GOV530" in exact.stderr
 
 
-def test_exact_base_needs_a_base(behind: Repo, gov_exe: str) -> None:
-    result = run(behind.path, gov_exe, "check", "--exact-base", "--pr", "2194")
-    assert result.returncode == 2 and "--exact-base needs --base-ref" in result.stderr
+def test_exact_base_needs_a_base(behind: Repo) -> None:
+    result = run_gov("check", "--exact-base", "--pr", "2194", cwd=behind.path)
+    assert result.exit_code == 2 and "--exact-base needs --base-ref" in result.stderr
 
 
 def _clone_with_origin(example_repo: Repo, tmp_path: Path) -> Repo:
@@ -92,7 +93,7 @@ def test_main_rule_prefers_local_main_when_it_contains_origin(
 
 
 def test_after_landing_locally_a_new_branch_sees_no_landed_entries(
-    example_repo: Repo, tmp_path: Path, gov_exe: str
+    example_repo: Repo, tmp_path: Path
 ) -> None:
     """The local forge lands on local main, ahead of origin/main: a branch
     started after that must not be charged with the landed entry (GOV401)."""
@@ -102,19 +103,17 @@ def test_after_landing_locally_a_new_branch_sees_no_landed_entries(
     clone.git("checkout", "-q", "-b", "pr-2197")
     append(clone, APPEND.format(link="XXX"))
     clone.commit("next change")
-    result = run(clone.path, gov_exe, "check", "--pr", "2197")
-    assert result.returncode == 0, result.stdout
+    result = run_gov("check", "--pr", "2197", cwd=clone.path)
+    assert result.exit_code == 0, result.stdout
     assert "1 appended entry" in result.stdout
     assert "main: local main contains origin/main" in result.stdout
 
 
-def test_corpus_pr_behind_main_passes_the_readme_ci_command(
-    corpus_clone: Path, gov_exe: str
-) -> None:
+def test_corpus_pr_behind_main_passes_the_readme_ci_command(corpus_clone: Path) -> None:
     """A real PR branch 13 commits behind main, with the README's CI command."""
     branch = "pr/agent/update-b200-agentx-vllm-mtp-image"
     assert git(corpus_clone, "rev-list", "--count", f"{branch}..origin/main") != "0"
     args = ("check", "--base-ref", "origin/main", "--head-ref", branch, "--pr", "2646")
-    result = run(corpus_clone, gov_exe, *args)
-    assert result.returncode == 0, result.stdout
-    assert run(corpus_clone, gov_exe, *args, "--exact-base").returncode == 1
+    result = run_gov(*args, cwd=corpus_clone)
+    assert result.exit_code == 0, result.stdout
+    assert run_gov(*args, "--exact-base", cwd=corpus_clone).exit_code == 1

@@ -12,7 +12,7 @@ from governance.core.diagnostics import UsageError
 from governance.core.links import LinkKind, LinkPolicy, repository_from_links
 from governance.core.settings import load_settings
 from tests.conftest import Repo, git
-from tests.test_cli import run
+from tests.harness import run_gov
 
 UPSTREAM = "SemiAnalysisAI/InferenceX"
 ENTRY = (
@@ -37,14 +37,14 @@ def append(repo: Repo, slug: str) -> None:
     changelog.write_text(changelog.read_text() + ENTRY.format(slug=slug))
 
 
-def test_a_fork_clone_accepts_upstream_links_and_suggests_them(fork: Repo, gov_exe: str) -> None:
+def test_a_fork_clone_accepts_upstream_links_and_suggests_them(fork: Repo) -> None:
     append(fork, UPSTREAM)
-    ok = run(fork.path, gov_exe, "check", "--worktree", "--main", "--no-configs")
-    assert ok.returncode == 0, ok.stdout
+    ok = run_gov("check", "--worktree", "--main", "--no-configs", cwd=fork.path)
+    assert ok.exit_code == 0, ok.stdout
     fork.git("checkout", "-q", "--", "perf-changelog.yaml")
     append(fork, "alice/InferenceX")
-    bad = run(fork.path, gov_exe, "check", "--worktree", "--main", "--no-configs")
-    assert bad.returncode == 1 and ": GOV402 " in bad.stdout
+    bad = run_gov("check", "--worktree", "--main", "--no-configs", cwd=fork.path)
+    assert bad.exit_code == 1 and ": GOV402 " in bad.stdout
     assert f"https://github.com/{UPSTREAM}/pull/1234" in bad.stdout
     assert "alice/InferenceX/pull/1234" not in bad.stdout
 
@@ -94,11 +94,11 @@ def test_former_names_are_canonical_only_in_the_history_policy(tmp_path: Path) -
     assert LinkPolicy(UPSTREAM).number(f"https://github.com/{UPSTREAM}/pull/9") == 9
 
 
-def test_former_name_is_refused_for_a_new_entry(fork: Repo, gov_exe: str) -> None:
+def test_former_name_is_refused_for_a_new_entry(fork: Repo) -> None:
     fork.write(".gov.toml", 'former-repositories = ["InferenceMAX/InferenceMAX"]\n')
     append(fork, "InferenceMAX/InferenceMAX")
-    result = run(fork.path, gov_exe, "check", "--worktree", "--main", "--no-configs")
-    assert result.returncode == 1 and ": GOV402 " in result.stdout
+    result = run_gov("check", "--worktree", "--main", "--no-configs", cwd=fork.path)
+    assert result.exit_code == 1 and ": GOV402 " in result.stdout
 
 
 def test_a_malformed_former_name_is_a_usage_error(tmp_path: Path) -> None:
