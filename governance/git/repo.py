@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from governance.core.diagnostics import UsageError
 from governance.git.writes import GitWrites, MergeTree  # noqa: F401  (MergeTree re-exported)
@@ -80,7 +81,7 @@ class GitRepo(GitWrites):
         return Path(self._repo.common_dir)
 
     @property
-    def git(self):
+    def git(self) -> Any:
         return self._repo.git
 
     def is_shallow(self) -> bool:

@@ -30,6 +30,11 @@ class MergeTree:
 
 class GitWrites:
     _repo: Any  # git.Repo, set by GitRepo.__init__
+
+    @property
+    def root(self) -> Path:  # overridden by GitRepo
+        raise NotImplementedError
+
     _git_module: Any  # the gitpython module
 
     def head_sha(self) -> str:
