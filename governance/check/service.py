@@ -16,6 +16,7 @@ from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
 from governance.core.codes import split_ignored, violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import Settings
+from governance.core.state import StateLayout
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 
@@ -227,7 +228,7 @@ def plan_check(
             *(part for path, data in (*head_files, *base_files) for part in (path, data)),
         ]
     )
-    cache = FindingsCache(repo.git_dir / "gov" / "check-cache")
+    cache = FindingsCache(StateLayout(repo.git_dir).check_cache)
     if (hit := cache.get(key)) is not None:
         return hit
     from governance.matrix.additions import Additions  # only on a miss: it is slow to import

@@ -7,9 +7,9 @@ cache). The CLI calls these functions; tests may call the core directly.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from governance.core.blockcache import BlockCache
+from governance.core.state import StateLayout
 from governance.git.repo import GitRepo
 from governance.matrix.additions import CHANGELOG_FILE
 from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog
@@ -18,12 +18,10 @@ from governance.matrix.masterfile import SourceFile
 from governance.matrix.plan import PlanOptions, PlanResult, build_plan
 from governance.matrix.row_builder import Filters
 
-CACHE_SUBDIR = Path("gov") / "matrix-cache"
-
 
 def default_cache(repo: GitRepo) -> BlockCache:
     """Parse cache inside the repository's git directory (never committed)."""
-    return BlockCache(repo.git_dir / CACHE_SUBDIR)
+    return BlockCache(StateLayout(repo.git_dir).matrix_cache)
 
 
 def catalog_at(

@@ -1,19 +1,18 @@
 """The run ledger: one SQLite row per launched plan row.
 
-WAL journal plus a busy timeout let several `gov launch` processes write at
-once; each batch of outcomes is one `BEGIN IMMEDIATE` transaction, so a crash
-leaves either all of a batch or none of it.
+Several `gov launch` processes may write at once: each batch of outcomes is
+one transaction of `core.state.SqliteStore`, so a crash leaves either all of a
+batch or none of it.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from governance.core.diagnostics import UsageError
+from governance.core.state import SqliteStore
 from governance.sweeps.reuse import RunRecord
 
 SCHEMA_VERSION = 1
@@ -115,29 +114,18 @@ class Ledger:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=30000")
-            with self._transaction():
-                for statement in filter(str.strip, _SCHEMA.split(";")):
-                    self._db.execute(statement)
-                version = self._db.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:
-                    raise UsageError(
-                        f"{path}: ledger schema {version} is newer than this gov ({SCHEMA_VERSION})",
-                        "upgrade gov, or point `ledger` in [tool.gov] at another file",
-                    )
-                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        except sqlite3.DatabaseError as exc:
-            raise UsageError(
-                f"{path}: cannot open the run ledger: {exc}",
-                "is it an SQLite file? move it away to start a fresh ledger",
-            ) from exc
+
+        def error(message: str) -> UsageError:
+            return UsageError(
+                message,
+                "upgrade gov, or move the file away (or point `ledger` in [tool.gov] elsewhere) "
+                "to start a fresh ledger",
+            )
+
+        self._store = SqliteStore(path, "the run ledger", _SCHEMA, SCHEMA_VERSION, error)
 
     def close(self) -> None:
-        self._db.close()
+        """Nothing to release: every operation uses its own short connection."""
 
     def __enter__(self) -> Ledger:
         return self
@@ -145,30 +133,21 @@ class Ledger:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
     def add(self, runs: Sequence[NewRun]) -> list[int]:
         """Record a batch of runs in one transaction; returns their ids."""
         names = [n for n in COLUMNS if n != "id"]
         sql = f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
         ids = []
-        with self._transaction():
+        with self._store.connect(write=True) as conn:
             for run in runs:
-                cursor = self._db.execute(sql, [getattr(run, n) for n in names])
+                cursor = conn.execute(sql, [getattr(run, n) for n in names])
                 ids.append(int(cursor.lastrowid or 0))
         return ids
 
     def _select(self, where: str = "", args: Iterable[object] = ()) -> list[LedgerRun]:
         sql = f"SELECT {', '.join(COLUMNS)} FROM runs {where} ORDER BY id"
-        return [LedgerRun(*row) for row in self._db.execute(sql, tuple(args))]
+        with self._store.connect(write=False) as conn:
+            return [LedgerRun(*row) for row in conn.execute(sql, tuple(args))]
 
     def runs(self, *, pr: int | None = None) -> list[LedgerRun]:
         if pr is None:
