@@ -100,7 +100,7 @@ def launch(
             resolved,
             runner,
             ledger,
-            commit=repo.head_sha(),
+            commit=repo.worktree.head_sha(),
             pr=pr,
             parallel=parallel,
             on_event=Progress(ready),

@@ -286,7 +286,7 @@ class LocalForge(Forge):
                 base_ref, base_tip = self._check_mergeable(pr, expected_head_sha)
                 subject = title or f"{pr.title} (#{number})"
                 text = f"{subject}\n\n{message}" if message else subject
-                squash = self.repo.commit_tree(pr.head_sha, [base_tip], text)
+                squash = self.repo.objects.commit_tree(pr.head_sha, [base_tip], text)
                 conn.execute(
                     "UPDATE pulls SET state = 'merged', merged_head_sha = ?, merge_commit_sha = ?,"
                     " updated_at = ? WHERE number = ?",

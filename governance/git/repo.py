@@ -1,5 +1,6 @@
-"""All git access goes through this module (the only importer of gitpython);
-the operations that change a repository live in its mixin `gitwrites.py`.
+"""`GitRepo`: a repository opened once per command, with its refs, blobs and
+history; its object database, working tree and remotes hang off it as
+`objects`, `worktree` and `remotes` (modules of their own).
 
 Git sets `GIT_DIR`, `GIT_INDEX_FILE` and friends when it runs a hook; a tool
 called from a hook that inherits them talks to the wrong repository or index,
@@ -12,11 +13,13 @@ import os
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from governance.core.diagnostics import UsageError
-from governance.git.writes import GitWrites, MergeTree  # noqa: F401  (MergeTree re-exported)
+from governance.git.objects import Objects
+from governance.git.remotes import Remotes
+from governance.git.worktrees import Worktree
 
 _BLOB_CACHE_SIZE = 64
 
@@ -49,7 +52,7 @@ class CommitInfo:
     subject: str
 
 
-class GitRepo(GitWrites):
+class GitRepo:
     """A repository on disk, opened once per command."""
 
     def __init__(self, path: str | Path = ".") -> None:
@@ -80,18 +83,20 @@ class GitRepo(GitWrites):
     def git_dir(self) -> Path:
         return Path(self._repo.common_dir)
 
-    @property
-    def git(self) -> Any:
-        return self._repo.git
-
     def is_shallow(self) -> bool:
         return (Path(self._repo.git_dir) / "shallow").exists()
 
-    def remote_url(self, name: str = "origin") -> str | None:
-        try:
-            return self._repo.remote(name).url
-        except ValueError:
-            return None
+    @cached_property
+    def objects(self) -> Objects:
+        return Objects(self._repo)
+
+    @cached_property
+    def worktree(self) -> Worktree:
+        return Worktree(self._repo, self.root)
+
+    @cached_property
+    def remotes(self) -> Remotes:
+        return Remotes(self._repo)
 
     # -- refs ------------------------------------------------------------
 
@@ -230,6 +235,10 @@ class GitRepo(GitWrites):
     def commit_subject(self, rev: str) -> str:
         return self._repo.git.log("-1", "--format=%s", rev)
 
+    def commits_between(self, base: str, head: str) -> list[str]:
+        """Commits reachable from `head` but not from `base`, oldest first."""
+        return self._repo.git.rev_list("--reverse", f"{base}..{head}").split()
+
     # -- refs and commits for the embedded forge ---------------------------
 
     def ref_sha(self, ref: str) -> str | None:
@@ -253,19 +262,14 @@ class GitRepo(GitWrites):
             return False
         return True
 
-    def commit_tree(self, tree_ish: str, parents: list[str], message: str) -> str:
-        """Write a commit object (no ref moves) and return its SHA."""
-        args: list[str] = [f"{tree_ish}^{{tree}}"]
-        for parent in parents:
-            args += ["-p", parent]
+    def delete_ref(self, ref: str, expected: str | None = None) -> bool:
+        """Delete `ref` (only if it still points at `expected`, when given)."""
+        args = [ref] + ([expected] if expected else [])
         try:
-            out = self._repo.git.commit_tree(*args, "-m", message)
-        except self._git_module.GitCommandError as exc:
-            raise UsageError(
-                f"cannot write a commit for {tree_ish}",
-                "check that git user.name and user.email are configured",
-            ) from exc
-        return out.strip()
+            self._repo.git.update_ref("-d", *args)
+        except self._git_module.GitCommandError:
+            return False
+        return True
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         try:
@@ -286,7 +290,19 @@ class GitRepo(GitWrites):
         )
         return out
 
-    # -- working-tree operations (demo, merge tool) --------------------------
+    # -- repository-local configuration (merge driver) ------------------------
+
+    def config_get(self, key: str) -> str | None:
+        """The repository-local value of `key` (None when unset)."""
+        try:
+            return self._repo.git.config("--local", "--get", key)
+        except self._git_module.GitCommandError:
+            return None
+
+    def config_set(self, key: str, value: str) -> None:
+        self._repo.git.config("--local", key, value)
+
+    # -- new repositories (demo, tests) ----------------------------------------
 
     @classmethod
     def init(cls, path: Path, *, main_branch: str = "main") -> GitRepo:

@@ -70,7 +70,7 @@ def main_is_ours(
     ours_main, theirs_main = ours in main_versions, theirs in main_versions
     if ours_main != theirs_main:
         return ours_main
-    return repo.current_branch() == main_branch or repo.rebase_in_progress()
+    return repo.worktree.current_branch() == main_branch or repo.worktree.rebase_in_progress()
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +117,7 @@ def run_driver(
     # Refused (a side rewrote history, a side does not parse, ...): do what git
     # would have done without the driver, so the user meets an ordinary
     # conflict and can run `gov resolve-conflict` on the index stages.
-    status, merged = repo.merge_file(
+    status, merged = repo.objects.merge_file(
         current, ancestor, other, labels=MERGE_FILE_LABELS, marker_size=marker_size
     )
     if not 0 <= status <= 127:
@@ -202,17 +202,17 @@ def install(
 
     target = repo.root / ".gitattributes"
     if attributes is AttributesFile.info:
-        target = repo.git_path("info/attributes")
+        target = repo.worktree.git_path("info/attributes")
     shown = _shown(repo, target)
     line = attributes_line(changelog)
-    value = repo.attribute(changelog, "merge")
+    value = repo.worktree.attribute(changelog, "merge")
     if value == DRIVER_NAME:
         report.unchanged.append(f"{changelog} already has merge={DRIVER_NAME}")
     else:
         report.changes.append(f"add `{line}` to {shown}")
         if not check:
             _append_line(target, line)
-            value = repo.attribute(changelog, "merge")
+            value = repo.worktree.attribute(changelog, "merge")
             if value != DRIVER_NAME:  # e.g. a later line or info/attributes overrides it
                 report.warnings.append(
                     f"git still resolves merge={value} for {changelog}: "

@@ -195,7 +195,7 @@ def sweep_after_merge(
             section.resolved,
             launcher,
             ledger,
-            commit=commit or repo.head_sha(),
+            commit=commit or repo.worktree.head_sha(),
             pr=pr_number,
             parallel=parallel,
             on_event=Progress(ready) if progress else None,

@@ -49,7 +49,7 @@ class SweepAfterMerge:
             extra["timeout_seconds"] = self.options.timeout_seconds
         checkout = Path(tempfile.mkdtemp(prefix="gov-sweep-"))
         tree = checkout / "tree"
-        self.repo.add_worktree(tree, request.prepared)
+        self.repo.worktree.add_linked(tree, request.prepared)
         try:
             section = sweep_after_merge(
                 self.repo,
@@ -70,7 +70,7 @@ class SweepAfterMerge:
                 **extra,
             )
         finally:
-            self.repo.remove_worktree(tree)
+            self.repo.worktree.remove_linked(tree)
             shutil.rmtree(checkout, ignore_errors=True)
         return SweepOutcome(section.render_text(), section.to_dict(), _problems(section))
 
