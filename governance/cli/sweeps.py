@@ -64,9 +64,9 @@ def launch(
     from governance.core.diagnostics import FindingsError
     from governance.sweeps.dispatch import (
         Progress,
+        failures,
         launch_rows,
         load_plan,
-        problems,
         resolve_rows,
         resolver_for,
         select_only,
@@ -114,15 +114,8 @@ def launch(
     sys.stdout.write(f"ledger: {paths.ledger}\n")
     if result.interrupted:
         raise KeyboardInterrupt
-    failed = [o for o in result.outcomes if str(o.status) != "succeeded"]
-    findings = problems(resolved)
-    if failed or findings:
-        from governance.core.codes import violation
-
-        findings += [
-            violation("GOV705", f"{o.job.key} {o.status}: {o.detail}", str(o.log_path))
-            for o in failed
-        ]
+    findings = failures(resolved, result.outcomes)
+    if findings:
         raise FindingsError(f"{len(findings)} of {len(resolved)} rows did not succeed", findings)
 
 

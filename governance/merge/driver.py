@@ -84,6 +84,42 @@ class DriverOutcome:
     dropped: tuple[DroppedEntry, ...] = ()  # PR entries main had already gained
     main_is_ours: bool = False
 
+    def explain(self, shown: str) -> list[str]:
+        """What the driver says on stderr: each refusal (the pure merge names
+        its sides ours = the PR, theirs = main; users read "PR" and "main"),
+        entries not appended twice, and what the text fallback did."""
+        sides = {"ours": "PR", "theirs": "main", "pr": "PR"}
+        lines: list[str] = []
+        for finding in self.violations:
+            side = sides.get(finding.source, finding.source)
+            message = finding.message
+            if message.startswith(f"{finding.source} "):  # "ours changed" -> "the PR side changed"
+                message = f"the {side} side{message[len(finding.source) :]}"
+            lines.append(f"{finding.located()} ({side} side): {finding.code} {message}")
+            if finding.hint:
+                lines.append(f"  hint: {finding.hint}")
+        for dropped in self.dropped:
+            lines.append(
+                f"gov merge-driver: {shown}: PR entry {dropped.pr_entry} is already on main "
+                f"(main entry {dropped.main_entry}); not appended twice"
+            )
+        if self.merged_by == "text":
+            main_name = "ours" if self.main_is_ours else "theirs"
+            what = (
+                "git's text merge merged it cleanly"
+                if self.clean
+                else f"git's text merge left {self.conflicts} conflict(s) with markers"
+            )
+            lines.append(
+                f"gov merge-driver: {shown}: gov did not merge it (main = {main_name}); {what}"
+            )
+            if not self.clean:
+                lines.append(
+                    "  hint: resolve with `gov resolve-conflict` (PR branch merging main), "
+                    f"or edit the markers by hand, then `git add {shown}`"
+                )
+        return lines
+
 
 def run_driver(
     repo: GitRepo,

@@ -200,6 +200,17 @@ def problems(resolved: Sequence[Resolved]) -> list[Violation]:
     ]
 
 
+def failures(resolved: Sequence[Resolved], outcomes: Sequence[JobOutcome]) -> list[Violation]:
+    """Every row that did not succeed: the ones that could not launch, then a
+    GOV705 for each launched row that failed, pointing at its log."""
+    failed = [
+        violation("GOV705", f"{o.job.key} {o.status}: {o.detail}", str(o.log_path))
+        for o in outcomes
+        if str(o.status) != "succeeded"
+    ]
+    return problems(resolved) + failed
+
+
 class Progress:
     """Plain-text progress on stderr: rows done, running, failed."""
 
