@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
+from governance.core.diagnostics import UsageError
 from governance.sweeps.launcher import JobStatus
 
 TOOLS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
@@ -32,8 +33,18 @@ RUNNING_STATES = {"RUNNING", "COMPLETING", "CONFIGURING", "SIGNALING", "STAGE_OU
 USABLE_NODE_STATES = {"idle", "mixed", "allocated", "completing"}
 
 
-class SlurmError(RuntimeError):
-    """Submission failed: nothing ran, so there is no outcome to report."""
+class SlurmError(UsageError):
+    """The cluster refused the submission (exit 2 with its reason): nothing
+    ran, so there is no outcome to report. A problem of the user's cluster or
+    settings, not a bug of gov's."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            message,
+            "check the cluster with `sinfo`; sbatch reads SBATCH_PARTITION and SBATCH_ACCOUNT "
+            "from the environment; "
+            "`gov launch --dry-run` shows the rows without submitting",
+        )
 
 
 def run_tool(argv: Sequence[str], timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
