@@ -171,9 +171,7 @@ def test_launch_on_the_local_slurm_cluster(sweep_repo: Repo, tmp_path: Path) -> 
     assert (sweep_repo.path / ".git" / "gov" / "results" / ".slurm").is_dir()
 
 
-def test_a_cluster_that_refuses_the_job_is_a_usage_error(
-    sweep_repo: Repo, tmp_path: Path
-) -> None:
+def test_a_cluster_that_refuses_the_job_is_a_usage_error(sweep_repo: Repo, tmp_path: Path) -> None:
     """A rejected sbatch is the user's cluster problem: exit 2 with sbatch's
     own reason and a hint, not "internal error ... report it"."""
     base = sweep_repo.git("rev-parse", "HEAD")
