@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
+from governance.changelog.modes import CheckMode
 from governance.core.codes import split_ignored, violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import Settings
@@ -20,7 +20,8 @@ from governance.core.state import StateLayout
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 
-if TYPE_CHECKING:  # the matrix engine is imported only when configs are checked
+if TYPE_CHECKING:  # the engines are imported only when a rule runs (not on a cached answer)
+    from governance.changelog.rules import KnownKeys, Verdict
     from governance.matrix.additions import Additions
     from governance.matrix.catalog import Catalog
 
@@ -131,6 +132,8 @@ def head_catalog(
 
 def known_keys(catalog: Catalog, settings: Settings) -> tuple[KnownKeys | None, list[Violation]]:
     """The config keys to resolve against; a violation when no master exists."""
+    from governance.changelog.rules import KnownKeys
+
     if catalog.keys or any(master.text for master in catalog.masters):
         return KnownKeys(catalog.keys, catalog.files_label), []
     return None, [
@@ -155,6 +158,8 @@ def appended_lines(head: bytes, first_line: int) -> tuple[tuple[str, ...], tuple
 
 
 def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> CheckResult:
+    from governance.changelog.rules import check
+
     path = settings.changelog
     head_bytes, head_label, head_commit = read_head(repo, settings, options)
     if head_bytes is None:

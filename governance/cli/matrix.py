@@ -1,8 +1,6 @@
 """`gov matrix`, `gov plan` and `gov log`: the matrix engine's commands;
 registered in `governance.cli.app`."""
 
-from __future__ import annotations
-
 import sys
 from enum import StrEnum
 from typing import Annotated

@@ -1,8 +1,6 @@
 """`gov` commands for the merge area; registered on the app in `governance.cli.app`:
 `canonicalize`, `resolve-conflict` and `prepare-merge` (docs/prepare-merge.md)."""
 
-from __future__ import annotations
-
 import sys
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
@@ -20,7 +18,7 @@ class ForgeKind(StrEnum):
     github = "github"
 
 
-def _say_rewrites(outcome: EditOutcome) -> None:
+def _say_rewrites(outcome: "EditOutcome") -> None:
     for rewrite in outcome.result.rewrites:
         sys.stdout.write(f"{outcome.path}:{rewrite.line}: pr-link {rewrite.old} -> {rewrite.new}\n")
 

@@ -4,8 +4,6 @@
 ledger. Heavy imports stay inside the commands (the hook must start fast).
 """
 
-from __future__ import annotations
-
 import json
 import sys
 from collections.abc import Sequence
@@ -22,7 +20,7 @@ if TYPE_CHECKING:
     from governance.sweeps.ledger import LedgerRun
 
 
-def _dry_run_text(resolved: Sequence[Resolved], scripts_root: Path) -> str:
+def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
     lines = []
     root = scripts_root.resolve()
     for item in resolved:
@@ -124,7 +122,7 @@ runs_app = typer.Typer(
 )
 
 
-def _runs_out(runs: Sequence[LedgerRun], output: TextOrJson) -> None:
+def _runs_out(runs: "Sequence[LedgerRun]", output: TextOrJson) -> None:
     if output is TextOrJson.json:
         sys.stdout.write(json.dumps([r.to_dict() for r in runs], indent=1) + "\n")
         return

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from governance.changelog.rules import CheckMode
+from governance.changelog.modes import CheckMode
 from governance.check.render import render_text
 from governance.check.service import CheckOptions, run_check
 from governance.core.diagnostics import UsageError
