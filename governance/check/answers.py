@@ -14,6 +14,7 @@ check then costs a few object lookups and no parse at all; the engines
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from governance.check.findings_cache import digest
@@ -48,26 +49,20 @@ def _content_ids(
     return out
 
 
-def _key(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: str) -> str:
-    head_commit = None
-    if options.head_source is HeadSource.REF:
-        head_commit = repo.resolve(options.head_ref or "HEAD")
-    base_commit, base_label = resolve_base(
-        repo, settings, options.base_ref, head_commit, exact=options.exact_base
-    )
-    files = [settings.changelog, *settings.master_configs, settings.runners]
-    return digest(
-        [
-            fmt,
-            repr(settings),
-            repr(options),
-            head_commit or options.head_source.value,
-            base_commit,
-            base_label,
-            *_content_ids(repo, files, options.head_source, head_commit),
-            *_content_ids(repo, files, HeadSource.REF, base_commit),
-        ]
-    )
+def remembered(repo: GitRepo, parts: list[str], compute: Callable[[], Answer]) -> Answer:
+    """The answer stored under the digest of `parts`, else `compute()` stored."""
+    cache = BlockCache(StateLayout(repo.git_dir).check_cache)
+    key = digest(parts)
+    hit = cache.get(key)
+    if isinstance(hit, dict) and set(hit) == {"stdout", "summary", "ok"}:
+        return Answer(str(hit["stdout"]), str(hit["summary"]), bool(hit["ok"]))
+    found = compute()
+    cache.put(key, {"stdout": found.stdout, "summary": found.summary, "ok": found.ok})
+    return found
+
+
+def _inputs(settings: Settings) -> list[str]:
+    return [settings.changelog, *settings.master_configs, settings.runners]
 
 
 def render(result: object, fmt: str) -> Answer:
@@ -83,15 +78,57 @@ def render(result: object, fmt: str) -> Answer:
     return Answer(out.render_text(result), "", result.verdict.ok)
 
 
-def answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: str) -> Answer:
+def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: str) -> Answer:
     """The rendered answer of `gov check`, from the cache when its inputs are unchanged."""
     from governance.check.service import run_check
 
-    cache = BlockCache(StateLayout(repo.git_dir).check_cache)
-    key = _key(repo, settings, options, fmt)
-    hit = cache.get(key)
-    if isinstance(hit, dict) and set(hit) == {"stdout", "summary", "ok"}:
-        return Answer(str(hit["stdout"]), str(hit["summary"]), bool(hit["ok"]))
-    found = render(run_check(repo, settings, options), fmt)
-    cache.put(key, {"stdout": found.stdout, "summary": found.summary, "ok": found.ok})
-    return found
+    head_commit = None
+    if options.head_source is HeadSource.REF:
+        head_commit = repo.resolve(options.head_ref or "HEAD")
+    base_commit, base_label = resolve_base(
+        repo, settings, options.base_ref, head_commit, exact=options.exact_base
+    )
+    parts = [
+        "check",
+        fmt,
+        repr(settings),
+        repr(options),
+        head_commit or options.head_source.value,
+        base_commit,
+        base_label,
+        *_content_ids(repo, _inputs(settings), options.head_source, head_commit),
+        *_content_ids(repo, _inputs(settings), HeadSource.REF, base_commit),
+    ]
+    return remembered(repo, parts, lambda: render(run_check(repo, settings, options), fmt))
+
+
+def plan_answer(
+    repo: GitRepo, settings: Settings, base: str, head: str, echo: tuple[str, str], flags: str,
+    fmt: str,
+) -> Answer:  # fmt: skip
+    """The rendered `gov plan` between two commits (`echo`: the base and head
+    names the document repeats; `flags`: the row options), cached likewise."""
+
+    def compute() -> Answer:
+        from governance.matrix import render as out
+        from governance.matrix import sources
+
+        result = sources.plan_between(
+            repo,
+            echo[0],
+            echo[1],
+            trim_conc="trim-conc" in flags,
+            evals_only="evals-only" in flags,
+            all_evals="all-evals" in flags,
+            changelog_path=settings.changelog,
+            masters=settings.master_configs,
+            runners=settings.runners,
+            cache=sources.default_cache(repo),
+        )
+        renderers = {"json": out.plan_json, "text": out.plan_text, "markdown": out.plan_markdown}
+        return Answer(renderers[fmt](result), "", True)
+
+    parts = ["plan", fmt, flags, repr(settings), base, head, *echo]
+    parts += _content_ids(repo, _inputs(settings), HeadSource.REF, head)
+    parts += _content_ids(repo, _inputs(settings), HeadSource.REF, base)
+    return remembered(repo, parts, compute)

@@ -67,7 +67,7 @@ def check(
 ) -> None:
     """Validate the changelog change between a base and a head."""
     from governance.changelog.modes import CheckMode
-    from governance.check.answers import answer
+    from governance.check.answers import check_answer
     from governance.check.service import CheckOptions, HeadSource
     from governance.core.diagnostics import UsageError
 
@@ -100,7 +100,7 @@ def check(
         full=full,
         exact_base=exact_base,
     )
-    found = answer(repo, settings, options, output.value)
+    found = check_answer(repo, settings, options, output.value)
     sys.stdout.write(found.stdout)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if found.summary and summary:

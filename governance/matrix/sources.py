@@ -83,6 +83,8 @@ def plan_between(
     changelog_path: str = CHANGELOG_FILE,
     cache: BlockCache | None = None,
     validate_all: bool = True,
+    masters: Sequence[str] = MASTER_FILES,
+    runners: str = RUNNER_FILE,
 ) -> PlanResult:
     """`gov plan`: the sweep for the changelog entries appended between two
     refs. Refs are echoed in `changelog_metadata` as given (like the
@@ -99,4 +101,9 @@ def plan_between(
         changelog_path=changelog_path,
         validate_all=validate_all,
     )
-    return build_plan(diff, catalog_at(repo, head, cache), options, catalog_at(repo, base, cache))
+    return build_plan(
+        diff,
+        catalog_at(repo, head, cache, masters=masters, runners=runners),
+        options,
+        catalog_at(repo, base, cache, masters=masters, runners=runners),
+    )

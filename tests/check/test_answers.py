@@ -91,3 +91,25 @@ def test_a_cached_check_imports_no_engine(example_repo: Repo) -> None:
     assert "IMPORTED ruamel.yaml pydantic" in cold.stderr  # a miss runs the rules
     warm = run_process([sys.executable, "-c", probe], cwd=repo.path)
     assert warm.stderr.endswith("IMPORTED  EXIT 0"), warm.stderr
+
+
+def test_plan_reads_the_configured_master_configs_and_remembers(example_repo: Repo) -> None:
+    """`gov plan` reads the master configs where the settings put them (as
+    `gov check` does), and a repeated plan is the same document."""
+    repo = example_repo
+    (repo.path / "bench").mkdir()
+    for name in ("amd-master.yaml", "nvidia-master.yaml", "runners.yaml"):
+        repo.git("mv", f"configs/{name}", f"bench/{name}")
+    repo.write(
+        "pyproject.toml",
+        '[tool.gov]\nmaster-configs = ["bench/amd-master.yaml", "bench/nvidia-master.yaml"]\n'
+        'runners = "bench/runners.yaml"\n',
+    )
+    repo.commit("Configs live in bench/")
+    appended(repo)
+    first = run_gov("plan", "--format", "json", cwd=repo.path)
+    assert first.exit_code == 0, first.stderr
+    rows = json.loads(first.stdout)["single_node"]
+    assert sum(len(bucket) for bucket in rows.values()) > 0
+    again = run_gov("plan", "--format", "json", cwd=repo.path)
+    assert again.stdout == first.stdout
