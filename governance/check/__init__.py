@@ -4,5 +4,6 @@
 * `audit`          - replay a branch's history through the check.
 * `render`         - findings as text, JSON, GitHub annotations and markdown.
 * `findings_cache` - the plan half of a check, cached by the bytes it judged.
+* `answers`        - rendered check and plan answers, remembered by their inputs.
 * `schemas`        - the JSON Schemas under `schemas/`, generated from the models.
 """

@@ -114,13 +114,20 @@ def config_sources(
     return [(path, read(path)) for path in (*settings.master_configs, settings.runners)]
 
 
-def catalog_of(repo: GitRepo, files: list[tuple[str, bytes | None]]) -> Catalog:
+def catalog_of(
+    repo: GitRepo,
+    files: list[tuple[str, bytes | None]],
+    *,
+    trusted: Catalog | None = None,
+    trust_all: bool = False,
+) -> Catalog:
     from governance.matrix import sources
     from governance.matrix.catalog import Catalog
     from governance.matrix.masterfile import SourceFile
 
     *masters, runner = (SourceFile(path, data) for path, data in files)
-    return Catalog(masters, runner, cache=sources.default_cache(repo))
+    cache = sources.default_cache(repo)
+    return Catalog(masters, runner, cache=cache, trusted=trusted, trust_all=trust_all)
 
 
 def head_catalog(
@@ -239,7 +246,9 @@ def plan_check(
     from governance.matrix.additions import Additions  # only on a miss: it is slow to import
 
     additions = Additions(settings.changelog, lines, numbers)
-    keys, found = _plan_findings(repo, settings, head_files, base_files, additions, verdict)
+    keys, found = _plan_findings(
+        repo, settings, head_files, base_files, additions, verdict, trust_base=not options.full
+    )
     cache.put(key, keys, found)
     return keys, found
 
@@ -251,16 +260,20 @@ def _plan_findings(
     base_files: list[tuple[str, bytes | None]],
     additions: Additions,
     verdict: Verdict,
+    *,
+    trust_base: bool,
 ) -> tuple[list[str], list[Violation]]:
+    """With `trust_base`, master-config blocks unchanged since the base are
+    not re-validated (they were when they landed, like the changelog's
+    history); `--full` validates every block."""
     from governance.matrix.plan import PlanOptions, plan_violations
 
-    head = catalog_of(repo, head_files)
+    base = catalog_of(repo, base_files, trust_all=trust_base)
+    head = catalog_of(repo, head_files, trusted=base if trust_base else None)
     known, missing = known_keys(head, settings)
     if known is None:
         return [], missing
     options = PlanOptions(base_ref="base", head_ref="head", changelog_path=settings.changelog)
     # Rows are generated only for changes that pass the changelog rules: a
     # malformed entry would otherwise be reported twice (GOV2xx and GOV5xx).
-    return plan_violations(
-        additions, head, catalog_of(repo, base_files), options, generate=verdict.ok
-    )
+    return plan_violations(additions, head, base, options, generate=verdict.ok)
