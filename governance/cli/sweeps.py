@@ -22,22 +22,50 @@ if TYPE_CHECKING:
     from governance.sweeps.ledger import LedgerRun
 
 
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
 def _dry_run_text(resolved: Sequence[Resolved], scripts_root: Path) -> str:
+    from governance.sweeps.dispatch import multinode_counts
+
     lines = []
     root = scripts_root.resolve()
     for item in resolved:
-        if item.ok and item.script is not None:
-            try:
-                shown = item.script.relative_to(root)
-            except ValueError:
-                shown = item.script
-            lines.append(f"{item.row.where}  {item.key}  -> {shown}")
+        found = item.resolution
+        if item.ok and found is not None and found.kind != "script":
+            where = "srt-slurm checkout" if found.kind == "external" else "repository"
+            runner = found.runner_missing or (_shown(item.script, root) if item.script else "")
+            missing = " (missing)" if found.runner_missing else ""
+            lines.append(
+                f"{item.row.where}  {item.key}  -> recipe {found.recipe} ({where}) "
+                f"via {runner}{missing}"
+            )
+        elif item.ok and item.script is not None:
+            lines.append(f"{item.row.where}  {item.key}  -> {_shown(item.script, root)}")
         else:
             lines.append(f"{item.row.where}  {item.key}  !! {item.code} {item.problem}")
             for tried in item.tried:
                 lines.append(f"      tried {tried}")
     ok = sum(1 for r in resolved if r.ok)
-    lines.append(f"{ok} of {len(resolved)} rows resolve to a script under {scripts_root}")
+    lines.append(f"{ok} of {len(resolved)} rows resolve to a script or recipe under {scripts_root}")
+    counts = multinode_counts(resolved)
+    if counts.total:
+        lines.append(
+            f"multi-node rows: {counts.total}: {counts.resolved} resolved ({counts.scripts} script, "
+            f"{counts.recipes} repository recipe), {counts.external} external recipe, "
+            f"{sum(counts.unresolvable.values())} unresolvable"
+        )
+        for reason, n in sorted(counts.unresolvable.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  unresolvable: {n} {reason}")
+        for runner, n in sorted(counts.runner_missing.items()):
+            lines.append(
+                f"  note: {n} recipe rows run through {runner}, which the scripts folder lacks: "
+                "they cannot be launched from here"
+            )
     return "\n".join(lines) + "\n"
 
 
