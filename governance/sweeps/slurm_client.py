@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
+from governance.core.diagnostics import UsageError
 from governance.sweeps.launcher import JobStatus
 
 TOOLS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
@@ -32,8 +33,15 @@ RUNNING_STATES = {"RUNNING", "COMPLETING", "CONFIGURING", "SIGNALING", "STAGE_OU
 USABLE_NODE_STATES = {"idle", "mixed", "allocated", "completing"}
 
 
-class SlurmError(RuntimeError):
-    """Submission failed: nothing ran, so there is no outcome to report."""
+class SlurmError(UsageError):
+    """Submission failed: nothing ran, so there is no outcome to report (exit 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            f"GOV706 launch-rejected: {message}",
+            "nothing was launched; fix what Slurm names (partition, account, time limit, "
+            "a node count larger than the partition: the row's prefill and decode workers)",
+        )
 
 
 def run_tool(argv: Sequence[str], timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
