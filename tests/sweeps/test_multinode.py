@@ -175,3 +175,38 @@ def test_local_launch_of_the_example_multi_node_script(sweep_repo: Repo, tmp_pat
     log = (Path(listed[1]["result_path"]) / "gov-job.log").read_text()
     assert "recipe launch/benchmarks/multi_node/srt-slurm-recipes/example-1p1d.yaml" in log
     assert "prefill_nodes: 1" in log
+
+
+def test_a_recipe_row_without_the_runner_cannot_launch(scripts_dir: Path, tmp_path: Path) -> None:
+    from governance.sweeps.dispatch import resolve_rows
+
+    recipe_row = row(runner="b300", framework="dynamo-trt", prefill=cfg("recipes/b300/x.yaml"))
+    resolver = ScriptResolver(scripts_dir)
+    (dry,) = resolve_rows([recipe_row], resolver, tmp_path, machine="m", build=False)
+    assert dry.ok and dry.resolution is not None and dry.resolution.kind == "external"
+    (real,) = resolve_rows([recipe_row], resolver, tmp_path, machine="m", build=True)
+    assert real.code == "GOV702" and "runs through multi_node/srt-slurm.sh" in real.problem
+    write_script(scripts_dir, "multi_node/srt-slurm.sh", "")
+    (ready,) = resolve_rows([recipe_row], ScriptResolver(scripts_dir), tmp_path, machine="m")
+    assert ready.job is not None and ready.job.nodes == 2
+    assert ready.job.env["CONFIG_FILE"] == "recipes/b300/x.yaml"
+    assert ready.job.env["GOV_NODES"] == "2" and "GOV_RECIPE_PATH" not in ready.job.env
+
+
+def test_sbatch_lines_of_a_mixed_launch(tmp_path: Path) -> None:
+    """Single-node rows share one array; each multi-node row is its own job."""
+    from governance.sweeps.launcher import LaunchJob
+    from governance.sweeps.slurm_manifest import array_spec, sbatch_argv
+
+    def job(key: str, nodes: int | None) -> LaunchJob:
+        return LaunchJob(key, tmp_path / "s.sh", {}, tmp_path / "r.json", tmp_path, 600, nodes)
+
+    jobs = [job("a", None), job("b", 3), job("c", None), job("d", None)]
+    single = sbatch_argv(
+        tmp_path, jobs, 2, partition=None, account=None, extra=(), indices=[0, 2, 3]
+    )
+    assert "--array=0,2-3%2" in single and not any(a.startswith("--nodes") for a in single)
+    multi = sbatch_argv(tmp_path, jobs, 2, partition="p", account=None, extra=(), indices=[1])
+    assert {"--array=1%1", "--nodes=3", "--ntasks-per-node=1", "--partition=p"} <= set(multi)
+    assert f"--job-name=gov-{tmp_path.name}-b" in multi
+    assert array_spec([4, 5, 6, 9], 8) == "4-6,9%4"
