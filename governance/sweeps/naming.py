@@ -188,56 +188,62 @@ class ScriptResolver:
             return Resolution(None, (), f"no script-names entry matches hardware {tokens['hw']!r}")
         return self._first(templates, tokens, "")
 
+    def _inside(self, relative: str) -> Path | None:
+        """The real path of an existing file below the scripts folder, else None."""
+        real = self._real(relative)
+        return real if real is not None and real.is_relative_to(self._real_root) else None
+
     def _multinode(
         self, row: PlanRow, rule: MultiNodeRule, tokens: Mapping[str, str]
     ) -> Resolution:
         config = settings_of(row).get("CONFIG_FILE")
         why = f" (rule {rule.name})"
-        if config is not None and (bad := recipe_problem(config)):
+
+        def refused(problem: str, reason: str, code: str = "") -> Resolution:
             return Resolution(
-                None, (), bad + why, rule.name, code="GOV703", reason=f"unsafe CONFIG_FILE{why}"
+                None, (), problem + why, rule.name, config or "", reason=reason + why, code=code
             )
+
+        if config is not None and (bad := recipe_problem(config)):
+            return refused(bad, "unsafe CONFIG_FILE", "GOV703")
         if not rule.recipe:
             found = self._first(rule.scripts, tokens, rule.name)
             if found.problem or config is None or not rule.recipe_folder:
                 return found
-            if self._real(f"{rule.recipe_folder}/{config}") is None:
-                problem = f"CONFIG_FILE {config}: no such recipe in {rule.recipe_folder}/{why}"
-                reason = f"CONFIG_FILE names no recipe in {rule.recipe_folder}/{why}"
-                return replace(found, script=None, problem=problem, recipe=config, reason=reason)
-            return replace(
-                found, recipe=config, recipe_path=self.root / rule.recipe_folder / config
-            )
+            path = self._inside(f"{rule.recipe_folder}/{config}")
+            if path is None:
+                return refused(
+                    f"CONFIG_FILE {config}: no such recipe in {rule.recipe_folder}/",
+                    f"CONFIG_FILE names no recipe in {rule.recipe_folder}/",
+                )
+            return replace(found, recipe=config, recipe_path=path)
         if config is None:
             if rule.scripts:
                 return self._first(rule.scripts, tokens, rule.name)
-            problem = f"no CONFIG_FILE in additional-settings{why}"
-            return Resolution(None, (), problem, rule.name, reason=problem)
+            return refused(
+                "no CONFIG_FILE in additional-settings", "no CONFIG_FILE in additional-settings"
+            )
         runner = self._real(rule.runner)
         found = Resolution(
             runner,
             (rule.runner,),
-            "",
-            rule.name,
-            config,
+            rule=rule.name,
+            recipe=config,
             kind="recipe",
             runner_missing="" if runner else rule.runner,
         )
         if config.startswith(EXTERNAL_PREFIX):
             return replace(found, kind="external")
         if not config.startswith(self.recipe_prefix):
-            problem = (
+            return refused(
                 f"CONFIG_FILE {config} names neither the srt-slurm checkout ({EXTERNAL_PREFIX}…) "
-                f"nor a file under {self.recipe_prefix}{why}"
+                f"nor a file under {self.recipe_prefix}",
+                f"CONFIG_FILE outside {EXTERNAL_PREFIX} and {self.recipe_prefix}",
             )
-            reason = f"CONFIG_FILE outside {EXTERNAL_PREFIX} and {self.recipe_prefix}{why}"
-            return replace(found, script=None, problem=problem, runner_missing="", reason=reason)
-        relative = config.removeprefix(self.recipe_prefix)
-        real = self._real(relative)
-        if real is None or not real.is_relative_to(self._real_root):
-            problem = f"CONFIG_FILE {config}: no such recipe in the repository{why}"
-            reason = (
-                f"CONFIG_FILE names a recipe under {self.recipe_prefix} that does not exist{why}"
+        path = self._inside(config.removeprefix(self.recipe_prefix))
+        if path is None:
+            return refused(
+                f"CONFIG_FILE {config}: no such recipe in the repository",
+                f"CONFIG_FILE names a recipe under {self.recipe_prefix} that does not exist",
             )
-            return replace(found, script=None, problem=problem, runner_missing="", reason=reason)
-        return replace(found, recipe_path=real)
+        return replace(found, recipe_path=path)
