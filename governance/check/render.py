@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from governance.check.audit import AuditRow
-from governance.check.service import CheckResult
 from governance.core.diagnostics import Violation
+
+if TYPE_CHECKING:
+    from governance.check.audit import AuditRow
+    from governance.check.service import CheckResult
 
 # GitHub shows at most 10 error annotations per step; more are dropped silently.
 GITHUB_ANNOTATION_LIMIT = 10

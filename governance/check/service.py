@@ -12,14 +12,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
+from governance.changelog.modes import CheckMode
 from governance.core.codes import split_ignored, violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import Settings
+from governance.core.state import StateLayout
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 
-if TYPE_CHECKING:  # the matrix engine is imported only when configs are checked
+if TYPE_CHECKING:  # the engines are imported only when a rule runs (not on a cached answer)
+    from governance.changelog.rules import KnownKeys, Verdict
     from governance.matrix.additions import Additions
     from governance.matrix.catalog import Catalog
 
@@ -130,6 +132,8 @@ def head_catalog(
 
 def known_keys(catalog: Catalog, settings: Settings) -> tuple[KnownKeys | None, list[Violation]]:
     """The config keys to resolve against; a violation when no master exists."""
+    from governance.changelog.rules import KnownKeys
+
     if catalog.keys or any(master.text for master in catalog.masters):
         return KnownKeys(catalog.keys, catalog.files_label), []
     return None, [
@@ -154,6 +158,8 @@ def appended_lines(head: bytes, first_line: int) -> tuple[tuple[str, ...], tuple
 
 
 def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> CheckResult:
+    from governance.changelog.rules import check
+
     path = settings.changelog
     head_bytes, head_label, head_commit = read_head(repo, settings, options)
     if head_bytes is None:
@@ -227,7 +233,7 @@ def plan_check(
             *(part for path, data in (*head_files, *base_files) for part in (path, data)),
         ]
     )
-    cache = FindingsCache(repo.git_dir / "gov" / "check-cache")
+    cache = FindingsCache(StateLayout(repo.git_dir).check_cache)
     if (hit := cache.get(key)) is not None:
         return hit
     from governance.matrix.additions import Additions  # only on a miss: it is slow to import

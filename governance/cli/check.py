@@ -1,7 +1,5 @@
 """`gov check`, `gov audit`, `gov schema`, `gov demo` and `gov version`."""
 
-from __future__ import annotations
-
 import contextlib
 import os
 import sys
@@ -68,14 +66,9 @@ def check(
     ] = None,
 ) -> None:
     """Validate the changelog change between a base and a head."""
-    from governance.changelog.rules import CheckMode
-    from governance.check.render import (
-        render_github,
-        render_json,
-        render_markdown_summary,
-        render_text,
-    )
-    from governance.check.service import CheckOptions, HeadSource, run_check
+    from governance.changelog.modes import CheckMode
+    from governance.check.answers import check_answer
+    from governance.check.service import CheckOptions, HeadSource
     from governance.core.diagnostics import UsageError
 
     if worktree and staged:
@@ -107,18 +100,13 @@ def check(
         full=full,
         exact_base=exact_base,
     )
-    result = run_check(repo, settings, options)
-    if output is CheckFormat.json:
-        sys.stdout.write(render_json(result))
-    elif output is CheckFormat.github:
-        sys.stdout.write(render_github(result))
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            with open(summary, "a", encoding="utf-8") as handle:
-                handle.write(render_markdown_summary(result))
-    else:
-        sys.stdout.write(render_text(result))
-    raise typer.Exit(EXIT_OK if result.verdict.ok else EXIT_FINDINGS)
+    found = check_answer(repo, settings, options, output.value)
+    sys.stdout.write(found.stdout)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if found.summary and summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(found.summary)
+    raise typer.Exit(EXIT_OK if found.ok else EXIT_FINDINGS)
 
 
 class AuditFormat(StrEnum):

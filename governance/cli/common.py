@@ -88,8 +88,8 @@ def open_repo(overrides: dict[str, Any] | None = None) -> tuple[GitRepo, Setting
     repo = GitRepo(state.repo_path)
     settings = load_settings(
         repo.root,
-        origin_url=repo.remote_url(),
-        upstream_url=repo.remote_url("upstream"),
+        origin_url=repo.remotes.url(),
+        upstream_url=repo.remotes.url("upstream"),
         read_changelog=lambda path, main: _landed_changelog(repo, path, main),
         overrides=overrides,
     )

@@ -1,7 +1,5 @@
 """`gov merge-driver` and `gov install-merge-driver`; registered in `governance.cli.app`."""
 
-from __future__ import annotations
-
 import os
 import shutil
 import sys
@@ -60,37 +58,8 @@ def merge_driver_command(
         main_branch=settings.main_branch,
         marker_size=marker_size,
     )
-    # merge_driver names the sides ours (the PR) and theirs (main), its refusals pr/main
-    sides = {"ours": "PR", "theirs": "main", "pr": "PR"}
-    for finding in outcome.violations:
-        side = sides.get(finding.source, finding.source)
-        message = finding.message
-        if message.startswith(f"{finding.source} "):  # "ours changed" -> "the PR side changed"
-            message = f"the {side} side{message[len(finding.source) :]}"
-        err(f"{finding.located()} ({side} side): {finding.code} {message}")
-        if finding.hint:
-            err(f"  hint: {finding.hint}")
-    for dropped in outcome.dropped:
-        err(
-            f"gov merge-driver: {shown}: PR entry {dropped.pr_entry} is already on main "
-            f"(main entry {dropped.main_entry}); not appended twice"
-        )
-    if outcome.merged_by == "text":
-        main_name = "ours" if outcome.main_is_ours else "theirs"
-        if outcome.clean:
-            err(
-                f"gov merge-driver: {shown}: gov did not merge it (main = {main_name}); "
-                "git's text merge merged it cleanly"
-            )
-        else:
-            err(
-                f"gov merge-driver: {shown}: gov did not merge it (main = {main_name}); "
-                f"git's text merge left {outcome.conflicts} conflict(s) with markers"
-            )
-            err(
-                "  hint: resolve with `gov resolve-conflict` (PR branch merging main), "
-                "or edit the markers by hand, then `git add " + shown + "`"
-            )
+    for line in outcome.explain(shown):
+        err(line)
     raise typer.Exit(EXIT_OK if outcome.clean else EXIT_FINDINGS)
 
 

@@ -1,8 +1,6 @@
 """`gov matrix`, `gov plan` and `gov log`: the matrix engine's commands;
 registered in `governance.cli.app`."""
 
-from __future__ import annotations
-
 import sys
 from enum import StrEnum
 from typing import Annotated
@@ -75,9 +73,9 @@ def plan(
     output: Annotated[PlanFormat, typer.Option("--format")] = PlanFormat.json,
 ) -> None:
     """The whole sweep a change triggers: appended entries -> bucketed rows."""
+    from governance.check.answers import plan_answer
     from governance.check.service import resolve_base
     from governance.core.diagnostics import UsageError
-    from governance.matrix import render, sources
 
     if exact_base and not base_ref:
         raise UsageError("--exact-base needs --base-ref", "name the commit to diff from")
@@ -85,23 +83,18 @@ def plan(
     head = repo.resolve(head_ref)
     base, label = resolve_base(repo, settings, base_ref, head, exact=exact_base)
     err(f"gov plan: base {label}")
-    result = sources.plan_between(
-        repo,
-        # echoed in changelog_metadata: the name given when it is the base itself
-        base_ref if base_ref and repo.resolve(base_ref) == base else base,
-        head_ref,
-        trim_conc=trim_conc,
-        evals_only=evals_only,
-        all_evals=all_evals,
-        changelog_path=settings.changelog,
-        cache=sources.default_cache(repo),
+    # echoed in changelog_metadata: the name given when it is the base itself
+    echo = (base_ref if base_ref and repo.resolve(base_ref) == base else base, head_ref)
+    flags = " ".join(
+        name
+        for name, on in (
+            ("trim-conc", trim_conc),
+            ("evals-only", evals_only),
+            ("all-evals", all_evals),
+        )
+        if on
     )
-    renderers = {
-        PlanFormat.json: render.plan_json,
-        PlanFormat.text: render.plan_text,
-        PlanFormat.markdown: render.plan_markdown,
-    }
-    sys.stdout.write(renderers[output](result))
+    sys.stdout.write(plan_answer(repo, settings, base, head, echo, flags, output.value).stdout)
 
 
 @guarded

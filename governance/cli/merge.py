@@ -1,8 +1,6 @@
 """`gov` commands for the merge area; registered on the app in `governance.cli.app`:
 `canonicalize`, `resolve-conflict` and `prepare-merge` (docs/prepare-merge.md)."""
 
-from __future__ import annotations
-
 import sys
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
@@ -20,7 +18,7 @@ class ForgeKind(StrEnum):
     github = "github"
 
 
-def _say_rewrites(outcome: EditOutcome) -> None:
+def _say_rewrites(outcome: "EditOutcome") -> None:
     for rewrite in outcome.result.rewrites:
         sys.stdout.write(f"{outcome.path}:{rewrite.line}: pr-link {rewrite.old} -> {rewrite.new}\n")
 
@@ -117,6 +115,7 @@ def prepare_merge(
     from governance.merge.prepare import PrepareOptions
     from governance.merge.prepare import prepare_merge as run
     from governance.merge.report import render_json, render_text
+    from governance.merge.sweep_step import SweepOptions, reuse_mode, sweep_hook
 
     repo, settings = open_repo({"main-branch": main_branch})
     the_forge = open_forge(forge.value, repo, settings.repository, main_branch=settings.main_branch)
@@ -130,23 +129,8 @@ def prepare_merge(
         required_checks=tuple(required_check or ("check-changelog",)),
         check_timeout=check_timeout,
     )
-    if rerun_all and reuse_only:
-        from governance.core.diagnostics import UsageError
-
-        raise UsageError("--rerun-all and --reuse-only exclude each other", "pick one")
-    hook = None
-    if sweep if sweep is not None else settings.sweep_on_merge:
-        from governance.merge.sweep_step import SweepAfterMerge, SweepOptions
-        from governance.sweeps.reuse import ReuseMode
-
-        mode = (
-            ReuseMode.RERUN_ALL
-            if rerun_all
-            else ReuseMode.REUSE_ONLY
-            if reuse_only
-            else ReuseMode.AUTO
-        )
-        hook = SweepAfterMerge(repo, settings, SweepOptions(launcher, mode, parallel))
+    mode = reuse_mode(rerun_all=rerun_all, reuse_only=reuse_only)
+    hook = sweep_hook(repo, settings, sweep, SweepOptions(launcher, mode, parallel))
     report = run(repo, settings, the_forge, options, sweep=hook)
     render = render_json if output is TextOrJson.json else render_text
     sys.stdout.write(render(report))

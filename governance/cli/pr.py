@@ -1,8 +1,6 @@
 """`gov pr ...`: pull requests on the embedded local forge (SQLite under
 `.git/gov/`); registered in `governance.cli.app`."""
 
-from __future__ import annotations
-
 from dataclasses import asdict
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
@@ -40,7 +38,7 @@ class Conclusion(StrEnum):
     action_required = "action_required"
 
 
-def _forge() -> LocalForge:
+def _forge() -> "LocalForge":
     from governance.forge.local import LocalForge
 
     repo, settings = open_repo()

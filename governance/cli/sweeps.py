@@ -4,8 +4,6 @@
 ledger. Heavy imports stay inside the commands (the hook must start fast).
 """
 
-from __future__ import annotations
-
 import json
 import sys
 from collections.abc import Sequence
@@ -29,7 +27,7 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _dry_run_text(resolved: Sequence[Resolved], scripts_root: Path) -> str:
+def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
     from governance.sweeps.dispatch import multinode_counts
 
     lines = []
@@ -92,9 +90,9 @@ def launch(
     from governance.core.diagnostics import FindingsError
     from governance.sweeps.dispatch import (
         Progress,
+        failures,
         launch_rows,
         load_plan,
-        problems,
         resolve_rows,
         resolver_for,
         select_only,
@@ -128,7 +126,7 @@ def launch(
             resolved,
             runner,
             ledger,
-            commit=repo.head_sha(),
+            commit=repo.worktree.head_sha(),
             pr=pr,
             parallel=parallel,
             on_event=Progress(ready),
@@ -142,15 +140,8 @@ def launch(
     sys.stdout.write(f"ledger: {paths.ledger}\n")
     if result.interrupted:
         raise KeyboardInterrupt
-    failed = [o for o in result.outcomes if str(o.status) != "succeeded"]
-    findings = problems(resolved)
-    if failed or findings:
-        from governance.core.codes import violation
-
-        findings += [
-            violation("GOV705", f"{o.job.key} {o.status}: {o.detail}", str(o.log_path))
-            for o in failed
-        ]
+    findings = failures(resolved, result.outcomes)
+    if findings:
         raise FindingsError(f"{len(findings)} of {len(resolved)} rows did not succeed", findings)
 
 
@@ -159,7 +150,7 @@ runs_app = typer.Typer(
 )
 
 
-def _runs_out(runs: Sequence[LedgerRun], output: TextOrJson) -> None:
+def _runs_out(runs: "Sequence[LedgerRun]", output: TextOrJson) -> None:
     if output is TextOrJson.json:
         sys.stdout.write(json.dumps([r.to_dict() for r in runs], indent=1) + "\n")
         return
@@ -171,7 +162,7 @@ def _runs_out(runs: Sequence[LedgerRun], output: TextOrJson) -> None:
         )
 
 
-def _commit_out(commit: str, rows: Sequence[tuple[str, LedgerRun]], output: TextOrJson) -> None:
+def _commit_out(commit: str, rows: "Sequence[tuple[str, LedgerRun]]", output: TextOrJson) -> None:
     if output is TextOrJson.json:
         data = [{"origin": origin, **run.to_dict()} for origin, run in rows]
         sys.stdout.write(json.dumps(data, indent=1) + "\n")

@@ -9,4 +9,5 @@
 * `schema_faults` - pydantic validation errors as located `Violation`s.
 * `atomic`      - write a file so that readers see the old bytes or the new ones.
 * `blockcache`  - content-addressed cache of parsed blocks under `.git/gov/`.
+* `state`       - the `.git/gov/` layout (forge, ledger, results, caches, journals, locks) and the one SQLite helper.
 """

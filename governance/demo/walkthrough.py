@@ -16,7 +16,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from governance.changelog.rules import CheckMode
+from governance.changelog.modes import CheckMode
 from governance.check.render import render_text
 from governance.check.service import CheckOptions, run_check
 from governance.core.diagnostics import UsageError
@@ -104,14 +104,14 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
         shutil.copyfile(source / name, workdir / name)
     # The example's launch scripts, where the default `scripts` setting looks.
     shutil.copytree(source / "benchmarks", workdir / settings.scripts)
-    repo.commit_all("Example benchmark repository")
+    repo.worktree.commit_all("Example benchmark repository")
     forge = LocalForge(repo, main_branch="main", repository_slug=settings.repository)
     say(f"== throwaway repository {workdir} (local forge, no token, no cluster)")
 
     # 1. The bring-up PR appends its entry with a made-up placeholder.
-    repo.checkout("dsv4-mi300x-bringup", create_from="main")
+    repo.worktree.checkout("dsv4-mi300x-bringup", create_from="main")
     _append(repo, BRINGUP)
-    repo.commit_all("Raise MI300X DSv4 concurrency")
+    repo.worktree.commit_all("Raise MI300X DSv4 concurrency")
     pr_open(forge, PR, "dsv4-mi300x-bringup", title="Raise MI300X DSv4 FP8 concurrency")
     say(f"== PR #{PR} opened; `gov check --pr {PR}` (the hook and the CI job run the same):")
     result = run_check(repo, settings, CheckOptions(CheckMode.pr_mode(PR)))
@@ -122,13 +122,13 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
     # 2. The author follows the hint.
     path = repo.root / "perf-changelog.yaml"
     path.write_bytes(path.read_bytes().replace(b"pr-link: PLACEHOLDER", b"pr-link: XXX"))
-    repo.commit_all("Use the XXX placeholder")
+    repo.worktree.commit_all("Use the XXX placeholder")
     result = run_check(repo, settings, CheckOptions(CheckMode.pr_mode(PR)))
     say("== after `pr-link: XXX`:")
     say(render_text(result))
 
     # 3. The PR's sweep: every row of its plan runs on this machine.
-    pr_head = repo.head_sha()
+    pr_head = repo.worktree.head_sha()
     head_plan = plan_between(repo, "main", pr_head)
     swept = sweep_after_merge(
         repo,
@@ -148,13 +148,13 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
 
     # 4. Main moves: another PR lands first (through the same merge tool) and
     # changes the image of one of #2194's configs.
-    repo.checkout("vllm-bump", create_from="main")
+    repo.worktree.checkout("vllm-bump", create_from="main")
     _append(repo, OTHER)
     _bump_image(repo.root / "configs/amd-master.yaml", "dsv4-fp8-mi300x-vllm-mtp")
     _bump_image(repo.root / "configs/nvidia-master.yaml", "dsv4-fp8-h200-vllm")
-    repo.commit_all("Move DSv4 FP8 to vLLM v0.11.3")
+    repo.worktree.commit_all("Move DSv4 FP8 to vLLM v0.11.3")
     pr_open(forge, 2195, "vllm-bump", title="Move DSv4 FP8 to vLLM v0.11.3")
-    repo.checkout("main")
+    repo.worktree.checkout("main")
     first = prepare_merge(
         repo,
         settings,

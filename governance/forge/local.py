@@ -1,7 +1,7 @@
 """The embedded forge: pull requests without a server.
 
 Records (PRs, labels, comments, check runs) live in SQLite at
-`<git_dir>/gov/forge.sqlite3` (`localdb.py`); branches are the repository's
+`.git/gov/forge.sqlite3` (`core.state` lays it out, `localdb.py` holds the schema); branches are the repository's
 own refs, so a PR's head is always read live from `refs/heads/<branch>`.
 """
 
@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from governance.core.state import StateLayout
 from governance.forge.base import (
     CheckRun,
     Comment,
@@ -25,7 +26,7 @@ from governance.forge.base import (
     PullRequest,
     PullState,
 )
-from governance.forge.localdb import ForgeDatabase
+from governance.forge.localdb import open_forge_database
 from governance.git.repo import GitRepo
 
 CHECK_CONCLUSIONS = frozenset(
@@ -55,7 +56,7 @@ class LocalForge(Forge):
         self.repository_slug = repository_slug
         self.author = author
         self._now = now
-        self.db = ForgeDatabase(db_path or repo.git_dir / "gov" / "forge.sqlite3")
+        self.db = open_forge_database(db_path or StateLayout(repo.git_dir).forge_db)
         self.db_path = self.db.path
 
     def __repr__(self) -> str:
@@ -285,7 +286,7 @@ class LocalForge(Forge):
                 base_ref, base_tip = self._check_mergeable(pr, expected_head_sha)
                 subject = title or f"{pr.title} (#{number})"
                 text = f"{subject}\n\n{message}" if message else subject
-                squash = self.repo.commit_tree(pr.head_sha, [base_tip], text)
+                squash = self.repo.objects.commit_tree(pr.head_sha, [base_tip], text)
                 conn.execute(
                     "UPDATE pulls SET state = 'merged', merged_head_sha = ?, merge_commit_sha = ?,"
                     " updated_at = ? WHERE number = ?",

@@ -1,17 +1,13 @@
-"""The embedded forge's SQLite database: schema, versioning, transactions.
-
-Every write runs in one `BEGIN IMMEDIATE` transaction (a writer lock), so two
-processes or two forge objects on the same database never interleave
-half-written state.
+"""The embedded forge's SQLite schema (transactions and versioning are
+`core.state.SqliteStore`'s: every write is one `BEGIN IMMEDIATE` transaction,
+so two processes or two forge objects never interleave half-written state).
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+from governance.core.state import SqliteStore
 from governance.forge.base import ForgeError
 
 SCHEMA_VERSION = 1
@@ -54,56 +50,13 @@ CREATE INDEX IF NOT EXISTS checks_by_sha ON checks (sha, name);
 """
 
 
-class ForgeDatabase:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._ensure_schema()
+def open_forge_database(path: Path) -> SqliteStore:
+    """The forge database at `path`, created or upgraded to `SCHEMA_VERSION`."""
 
-    @contextmanager
-    def connect(self, write: bool) -> Iterator[sqlite3.Connection]:
-        """One short-lived connection per operation: no lock outlives a call,
-        and forge objects can be used from any thread."""
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA foreign_keys = ON")
-            # IMMEDIATE takes the writer lock up front, so read-then-write
-            # sequences (merge, open) cannot be raced by another writer.
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise ForgeError(
-                f"local forge database error: {exc}",
-                f"the database is {self.path}; delete it only if you can lose local PR records",
-            ) from exc
-        finally:
-            conn.close()
+    def error(message: str) -> ForgeError:
+        return ForgeError(
+            message,
+            f"the database is {path}; upgrade gov, or delete it only if you can lose local PR records",
+        )
 
-    def _ensure_schema(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        try:
-            # WAL lets readers proceed while a writer holds the lock; the mode
-            # is persistent, so setting it on every open is cheap.
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("BEGIN IMMEDIATE")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                conn.execute("ROLLBACK")
-                raise ForgeError(
-                    f"local forge database {self.path} has schema v{version}, "
-                    f"this gov knows v{SCHEMA_VERSION}",
-                    "upgrade gov",
-                )
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
+    return SqliteStore(path, "the local forge database", _SCHEMA, SCHEMA_VERSION, error)

@@ -1,6 +1,8 @@
 """Floor 2, git access: the only package that imports gitpython.
 
-* `repo`   - `GitRepo`: open a repository, read refs, blobs and history.
-* `writes` - commits, merges, config, worktrees and pushes.
-* `mainref` - which commit "main" is: the one rule every command uses.
+* `repo`      - `GitRepo`: open a repository; refs, blobs, history, local config.
+* `objects`   - write blobs, trees, commits; merges in memory (`GitRepo.objects`).
+* `worktrees` - HEAD, the index, the working tree, linked worktrees (`GitRepo.worktree`).
+* `remotes`   - remote URLs, fetch, push with a lease (`GitRepo.remotes`).
+* `mainref`   - which commit "main" is: the one rule every command uses.
 """

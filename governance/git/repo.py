@@ -1,5 +1,6 @@
-"""All git access goes through this module (the only importer of gitpython);
-the operations that change a repository live in its mixin `gitwrites.py`.
+"""`GitRepo`: a repository opened once per command, with its refs, blobs and
+history; its object database, working tree and remotes hang off it as
+`objects`, `worktree` and `remotes` (modules of their own).
 
 Git sets `GIT_DIR`, `GIT_INDEX_FILE` and friends when it runs a hook; a tool
 called from a hook that inherits them talks to the wrong repository or index,
@@ -9,14 +10,19 @@ so every git process started here runs with those variables removed.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from governance.core.diagnostics import UsageError
-from governance.git.writes import GitWrites, MergeTree  # noqa: F401  (MergeTree re-exported)
+from governance.git.catfile import CatFile
+from governance.git.objects import Objects
+from governance.git.remotes import Remotes
+from governance.git.worktrees import Worktree
 
 _BLOB_CACHE_SIZE = 64
 
@@ -49,88 +55,135 @@ class CommitInfo:
     subject: str
 
 
-class GitRepo(GitWrites):
-    """A repository on disk, opened once per command."""
+# What opening a repository asks git, in one process (a bare repository
+# answers the first three lines, then refuses --show-toplevel).
+_REV_PARSE_FACTS = (
+    "git",
+    "rev-parse",
+    "--is-bare-repository",
+    "--path-format=absolute",
+    "--git-common-dir",
+    "--absolute-git-dir",
+    "--show-toplevel",
+)
+
+
+class GitRepo:
+    """A repository on disk, opened once per command.
+
+    Opening costs one `git rev-parse`; plain object reads (refs, blobs, the
+    index) go through one `git cat-file` process (`catfile`), and gitpython,
+    the model behind `objects`, `worktree` and `remotes`, is imported the
+    first time one of those is used, so the everyday read-only doors never
+    pay for it.
+    """
 
     def __init__(self, path: str | Path = ".") -> None:
-        import git  # gitpython, imported lazily so `gov --help` stays fast
-
         strip_leaked_git_env()
+        where = Path(os.path.abspath(path))  # lexically: `sub/..` need not exist
         try:
-            self._repo = git.Repo(path, search_parent_directories=True)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            done = subprocess.run(
+                [*_REV_PARSE_FACTS],
+                cwd=where,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        except (FileNotFoundError, NotADirectoryError) as exc:
             raise UsageError(
-                f"not a git repository: {Path(path).resolve()}",
+                f"not a git repository: {where.resolve()}",
                 "run gov inside a git checkout, or pass --repo PATH",
             ) from exc
-        self._git_module = git
+        facts = done.stdout.splitlines()
+        if len(facts) < 3 or (facts[0] != "true" and len(facts) < 4):
+            raise UsageError(
+                f"not a git repository: {where.resolve()}",
+                "run gov inside a git checkout, or pass --repo PATH",
+            )
+        self._common_dir = Path(facts[1])
+        self._own_git_dir = Path(facts[2])
+        self._root = Path(facts[3]) if facts[0] != "true" else self._own_git_dir
+        self._objects = CatFile(self._root)
         # Bounded: a history replay reads thousands of blobs; memory must not
         # grow with history length.
         self._blob_cache: OrderedDict[tuple[str, str], bytes | None] = OrderedDict()
+
+    @cached_property
+    def _repo(self) -> Any:  # git.Repo
+        import git  # gitpython: only for what changes the repository
+
+        return git.Repo(self._root)
+
+    @cached_property
+    def _git_module(self) -> Any:
+        import git
+
+        return git
+
+    def _git(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """A plain git query (no gitpython): stdout as text, never raising."""
+        return subprocess.run(
+            ["git", *args], cwd=self._root, capture_output=True, text=True, check=False
+        )
 
     # -- basic facts -----------------------------------------------------
 
     @property
     def root(self) -> Path:
-        if self._repo.working_tree_dir is None:
-            return Path(self._repo.git_dir)
-        return Path(self._repo.working_tree_dir)
+        return self._root
 
     @property
     def git_dir(self) -> Path:
-        return Path(self._repo.common_dir)
-
-    @property
-    def git(self) -> Any:
-        return self._repo.git
+        return self._common_dir
 
     def is_shallow(self) -> bool:
-        return (Path(self._repo.git_dir) / "shallow").exists()
+        return (self._own_git_dir / "shallow").exists()
 
-    def remote_url(self, name: str = "origin") -> str | None:
-        try:
-            return self._repo.remote(name).url
-        except ValueError:
-            return None
+    @cached_property
+    def objects(self) -> Objects:
+        return Objects(self._repo)
+
+    @cached_property
+    def worktree(self) -> Worktree:
+        return Worktree(self._repo, self.root)
+
+    @cached_property
+    def remotes(self) -> Remotes:
+        return Remotes(self._root, lambda: self._repo)
 
     # -- refs ------------------------------------------------------------
 
     def resolve(self, ref: str) -> str:
         """Full commit SHA of `ref`, or a UsageError that names it."""
-        git = self._git_module
-        try:
-            return self._repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
-        except git.GitCommandError as exc:
+        info = None if ref.startswith("-") else self._objects.info(f"{ref}^{{commit}}")
+        if info is None:
             hint = "check the spelling, or fetch it first (git fetch origin)"
             if self.is_shallow():
                 hint = "this is a shallow clone: run `git fetch --unshallow`, or pass --base-ref"
-            raise UsageError(f"unknown git revision '{ref}'", hint) from exc
+            raise UsageError(f"unknown git revision '{ref}'", hint)
+        return info.sha
 
     def merge_base(self, a: str, b: str) -> str:
-        git = self._git_module
-        try:
-            out = self._repo.git.merge_base(a, b)
-        except git.GitCommandError as exc:
+        done = self._git("merge-base", "--end-of-options", a, b)
+        if done.returncode != 0 or not done.stdout.strip():
             if self.is_shallow():
                 raise UsageError(
                     f"no merge-base between {a} and {b}: this is a shallow clone",
                     "run `git fetch --unshallow` (or fetch more history), or pass --base-ref",
-                ) from exc
+                )
             raise UsageError(
                 f"no merge-base between {a} and {b}",
                 "the branches share no history; pass --base-ref explicitly",
-            ) from exc
-        return out.strip()
+            )
+        return done.stdout.split()[0]
 
     # -- content ---------------------------------------------------------
 
     def blob_id(self, commit: str, path: str) -> str | None:
-        """Blob SHA of `path` at `commit`, or None when the file is absent."""
-        try:
-            out = self._repo.git.rev_parse("--verify", "--quiet", f"{commit}:{path}")
-        except self._git_module.GitCommandError:
-            return None
-        return out.strip() or None
+        """Blob SHA of `path` at `commit` (or inside a tree), None when absent
+        or not a file."""
+        info = self._objects.info(f"{commit}:{path}")
+        return info.sha if info is not None and info.type == "blob" else None
 
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """Bytes of `path` at `commit`; None when absent. Cached per (commit, path)."""
@@ -140,34 +193,21 @@ class GitRepo(GitWrites):
         if key in self._blob_cache:
             self._blob_cache.move_to_end(key)
             return self._blob_cache[key]
-        try:
-            tree = self._repo.commit(commit).tree
-            blob = tree / path
-            data: bytes | None = blob.data_stream.read()
-        except (KeyError, ValueError, self._git_module.BadName):
-            data = None
+        found = self._objects.contents(f"{commit}:{path}")
+        data = found[1] if found is not None and found[0].type == "blob" else None
         self._blob_cache[key] = data
         while len(self._blob_cache) > _BLOB_CACHE_SIZE:
             self._blob_cache.popitem(last=False)
         return data
 
     def blob_ids(self, commit: str, paths: Iterable[str]) -> dict[str, str | None]:
-        """Blob SHA of each path at `commit` (None when absent or not a file),
-        from one read of the commit's tree; no blob is loaded."""
-        tree = self._repo.commit(commit).tree
-        out: dict[str, str | None] = {}
-        for path in paths:
-            try:
-                item = tree / path
-            except KeyError:
-                out[path] = None
-                continue
-            out[path] = item.hexsha if item.type == "blob" else None
-        return out
+        """Blob SHA of each path at `commit` (None when absent or not a file);
+        no blob is loaded."""
+        return {path: self.blob_id(commit, path) for path in paths}
 
     def file_paths(self, commit: str) -> list[str]:
         """Every file path in `commit`'s tree."""
-        out = self._repo.git.ls_tree("-r", "--name-only", "-z", commit)
+        out = self._git("ls-tree", "-r", "--name-only", "-z", "--end-of-options", commit).stdout
         return [path for path in out.split("\0") if path]
 
     def read_blob_from_tree(self, tree: str, path: str) -> bytes | None:
@@ -176,25 +216,26 @@ class GitRepo(GitWrites):
         return None if blob is None else self.read_blob_by_id(blob)
 
     def read_blob_by_id(self, blob_sha: str) -> bytes:
-        return self._repo.odb.stream(bytes.fromhex(blob_sha)).read()
+        found = self._objects.contents(blob_sha)
+        if found is None:
+            raise UsageError(f"git object {blob_sha} is missing", "run `git fsck`")
+        return found[1]
+
+    def _index_blob(self, name: str) -> bytes | None:
+        # A fresh process: the long-lived reader loaded the index when it
+        # started, and the index changes under a command (`git add`, merges).
+        done = subprocess.run(
+            ["git", "cat-file", "blob", name], cwd=self._root, capture_output=True, check=False
+        )
+        return done.stdout if done.returncode == 0 else None
 
     def read_staged(self, path: str) -> bytes | None:
         """Bytes of `path` in the index (stage 0), None when not staged."""
-        try:
-            return self._repo.git.show(
-                f":{path}", stdout_as_string=False, strip_newline_in_stdout=False
-            )
-        except self._git_module.GitCommandError:
-            return None
+        return self._index_blob(f":{path}")
 
     def read_stage(self, path: str, stage: int) -> bytes | None:
         """Bytes of an unmerged index stage (1 base, 2 ours, 3 theirs)."""
-        try:
-            return self._repo.git.show(
-                f":{stage}:{path}", stdout_as_string=False, strip_newline_in_stdout=False
-            )
-        except self._git_module.GitCommandError:
-            return None
+        return self._index_blob(f":{stage}:{path}")
 
     def read_worktree(self, path: str) -> bytes | None:
         file = self.root / path
@@ -230,15 +271,16 @@ class GitRepo(GitWrites):
     def commit_subject(self, rev: str) -> str:
         return self._repo.git.log("-1", "--format=%s", rev)
 
+    def commits_between(self, base: str, head: str) -> list[str]:
+        """Commits reachable from `head` but not from `base`, oldest first."""
+        return self._repo.git.rev_list("--reverse", f"{base}..{head}").split()
+
     # -- refs and commits for the embedded forge ---------------------------
 
     def ref_sha(self, ref: str) -> str | None:
         """Commit SHA a full ref name (e.g. `refs/heads/main`) points to; None if absent."""
-        try:
-            out = self._repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
-        except self._git_module.GitCommandError:
-            return None
-        return out.strip() or None
+        info = None if ref.startswith("-") else self._objects.info(f"{ref}^{{commit}}")
+        return None if info is None else info.sha
 
     def compare_and_swap_ref(self, ref: str, new: str, old: str | None, reason: str) -> bool:
         """Point `ref` at `new` only if it still points at `old` (None: must not exist).
@@ -253,26 +295,17 @@ class GitRepo(GitWrites):
             return False
         return True
 
-    def commit_tree(self, tree_ish: str, parents: list[str], message: str) -> str:
-        """Write a commit object (no ref moves) and return its SHA."""
-        args: list[str] = [f"{tree_ish}^{{tree}}"]
-        for parent in parents:
-            args += ["-p", parent]
+    def delete_ref(self, ref: str, expected: str | None = None) -> bool:
+        """Delete `ref` (only if it still points at `expected`, when given)."""
+        args = [ref] + ([expected] if expected else [])
         try:
-            out = self._repo.git.commit_tree(*args, "-m", message)
-        except self._git_module.GitCommandError as exc:
-            raise UsageError(
-                f"cannot write a commit for {tree_ish}",
-                "check that git user.name and user.email are configured",
-            ) from exc
-        return out.strip()
-
-    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        try:
-            self._repo.git.merge_base("--is-ancestor", ancestor, descendant)
+            self._repo.git.update_ref("-d", *args)
         except self._git_module.GitCommandError:
             return False
         return True
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        return self._git("merge-base", "--is-ancestor", ancestor, descendant).returncode == 0
 
     # -- diffs (matrix engine) ---------------------------------------------
 
@@ -281,12 +314,30 @@ class GitRepo(GitWrites):
         as text: the plan reads its `+` lines (docs/matrix.md, 'From the changelog to the plan').
         Colour and external diff drivers are switched off so user config
         cannot change the text."""
-        out = self._repo.git.diff(
-            "--no-color", "--no-ext-diff", base, head, "--", path, strip_newline_in_stdout=False
+        done = subprocess.run(
+            ["git", "diff", "--no-color", "--no-ext-diff", base, head, "--", path],
+            cwd=self._root,
+            capture_output=True,
+            check=False,
         )
-        return out
+        if done.returncode != 0:
+            raise UsageError(
+                f"git diff {base} {head} -- {path} failed: {done.stderr.decode(errors='replace').strip()}",
+                "check that both revisions exist",
+            )
+        return done.stdout.decode("utf-8", "surrogateescape")
 
-    # -- working-tree operations (demo, merge tool) --------------------------
+    # -- repository-local configuration (merge driver) ------------------------
+
+    def config_get(self, key: str) -> str | None:
+        """The repository-local value of `key` (None when unset)."""
+        done = self._git("config", "--local", "--get", key)
+        return done.stdout.removesuffix("\n") if done.returncode == 0 else None
+
+    def config_set(self, key: str, value: str) -> None:
+        self._repo.git.config("--local", key, value)
+
+    # -- new repositories (demo, tests) ----------------------------------------
 
     @classmethod
     def init(cls, path: Path, *, main_branch: str = "main") -> GitRepo:

@@ -7,9 +7,9 @@ cache). The CLI calls these functions; tests may call the core directly.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from governance.core.blockcache import BlockCache
+from governance.core.state import StateLayout
 from governance.git.repo import GitRepo
 from governance.matrix.additions import CHANGELOG_FILE
 from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog
@@ -18,12 +18,10 @@ from governance.matrix.masterfile import SourceFile
 from governance.matrix.plan import PlanOptions, PlanResult, build_plan
 from governance.matrix.row_builder import Filters
 
-CACHE_SUBDIR = Path("gov") / "matrix-cache"
-
 
 def default_cache(repo: GitRepo) -> BlockCache:
     """Parse cache inside the repository's git directory (never committed)."""
-    return BlockCache(repo.git_dir / CACHE_SUBDIR)
+    return BlockCache(StateLayout(repo.git_dir).matrix_cache)
 
 
 def catalog_at(
@@ -85,6 +83,8 @@ def plan_between(
     changelog_path: str = CHANGELOG_FILE,
     cache: BlockCache | None = None,
     validate_all: bool = True,
+    masters: Sequence[str] = MASTER_FILES,
+    runners: str = RUNNER_FILE,
 ) -> PlanResult:
     """`gov plan`: the sweep for the changelog entries appended between two
     refs. Refs are echoed in `changelog_metadata` as given (like the
@@ -101,4 +101,9 @@ def plan_between(
         changelog_path=changelog_path,
         validate_all=validate_all,
     )
-    return build_plan(diff, catalog_at(repo, head, cache), options, catalog_at(repo, base, cache))
+    return build_plan(
+        diff,
+        catalog_at(repo, head, cache, masters=masters, runners=runners),
+        options,
+        catalog_at(repo, base, cache, masters=masters, runners=runners),
+    )

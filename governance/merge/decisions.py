@@ -11,7 +11,8 @@ from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.core.settings import Settings
 from governance.forge.base import PullRequest
-from governance.git.repo import GitRepo, MergeTree
+from governance.git.objects import MergeTree
+from governance.git.repo import GitRepo
 
 
 def preflight_problems(

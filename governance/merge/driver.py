@@ -70,7 +70,7 @@ def main_is_ours(
     ours_main, theirs_main = ours in main_versions, theirs in main_versions
     if ours_main != theirs_main:
         return ours_main
-    return repo.current_branch() == main_branch or repo.rebase_in_progress()
+    return repo.worktree.current_branch() == main_branch or repo.worktree.rebase_in_progress()
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +83,42 @@ class DriverOutcome:
     violations: tuple[Violation, ...] = ()  # why the changelog merge refused
     dropped: tuple[DroppedEntry, ...] = ()  # PR entries main had already gained
     main_is_ours: bool = False
+
+    def explain(self, shown: str) -> list[str]:
+        """What the driver says on stderr: each refusal (the pure merge names
+        its sides ours = the PR, theirs = main; users read "PR" and "main"),
+        entries not appended twice, and what the text fallback did."""
+        sides = {"ours": "PR", "theirs": "main", "pr": "PR"}
+        lines: list[str] = []
+        for finding in self.violations:
+            side = sides.get(finding.source, finding.source)
+            message = finding.message
+            if message.startswith(f"{finding.source} "):  # "ours changed" -> "the PR side changed"
+                message = f"the {side} side{message[len(finding.source) :]}"
+            lines.append(f"{finding.located()} ({side} side): {finding.code} {message}")
+            if finding.hint:
+                lines.append(f"  hint: {finding.hint}")
+        for dropped in self.dropped:
+            lines.append(
+                f"gov merge-driver: {shown}: PR entry {dropped.pr_entry} is already on main "
+                f"(main entry {dropped.main_entry}); not appended twice"
+            )
+        if self.merged_by == "text":
+            main_name = "ours" if self.main_is_ours else "theirs"
+            what = (
+                "git's text merge merged it cleanly"
+                if self.clean
+                else f"git's text merge left {self.conflicts} conflict(s) with markers"
+            )
+            lines.append(
+                f"gov merge-driver: {shown}: gov did not merge it (main = {main_name}); {what}"
+            )
+            if not self.clean:
+                lines.append(
+                    "  hint: resolve with `gov resolve-conflict` (PR branch merging main), "
+                    f"or edit the markers by hand, then `git add {shown}`"
+                )
+        return lines
 
 
 def run_driver(
@@ -117,7 +153,7 @@ def run_driver(
     # Refused (a side rewrote history, a side does not parse, ...): do what git
     # would have done without the driver, so the user meets an ordinary
     # conflict and can run `gov resolve-conflict` on the index stages.
-    status, merged = repo.merge_file(
+    status, merged = repo.objects.merge_file(
         current, ancestor, other, labels=MERGE_FILE_LABELS, marker_size=marker_size
     )
     if not 0 <= status <= 127:
@@ -202,17 +238,17 @@ def install(
 
     target = repo.root / ".gitattributes"
     if attributes is AttributesFile.info:
-        target = repo.git_path("info/attributes")
+        target = repo.worktree.git_path("info/attributes")
     shown = _shown(repo, target)
     line = attributes_line(changelog)
-    value = repo.attribute(changelog, "merge")
+    value = repo.worktree.attribute(changelog, "merge")
     if value == DRIVER_NAME:
         report.unchanged.append(f"{changelog} already has merge={DRIVER_NAME}")
     else:
         report.changes.append(f"add `{line}` to {shown}")
         if not check:
             _append_line(target, line)
-            value = repo.attribute(changelog, "merge")
+            value = repo.worktree.attribute(changelog, "merge")
             if value != DRIVER_NAME:  # e.g. a later line or info/attributes overrides it
                 report.warnings.append(
                     f"git still resolves merge={value} for {changelog}: "

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from governance.core.atomic import write_atomically
 from governance.core.diagnostics import UsageError
+from governance.core.state import StateLayout
 
 # Test-only: SIGKILL this process right after the journal records this step
 # (see docs/prepare-merge.md, "Crash testing"). Never set it in real use.
@@ -78,7 +79,7 @@ def scratch_ref(pr: int) -> str:
 
 
 def journal_path(git_dir: Path, pr: int) -> Path:
-    return git_dir / "gov" / "merge" / f"pr-{pr}.json"
+    return StateLayout(git_dir).merge_journal(pr)
 
 
 def load(path: Path) -> Journal | None:

@@ -25,7 +25,7 @@ def push(w: Work) -> None:
         w.ok(f"{w.pull.head_branch} is already at {w.prepared[:12]}", "skipped")
     else:
         if w.options.remote:
-            pushed = w.repo.push_lease(
+            pushed = w.repo.remotes.push_lease(
                 w.options.remote, w.prepared, w.pull.head_branch, w.pull.head_sha
             )
             if not pushed:
@@ -87,8 +87,8 @@ def finish(w: Work) -> None:
     if not keep and w.repo.ref_sha(w.journal.scratch_ref) is not None:
         w.repo.delete_ref(w.journal.scratch_ref)
     branch = w.journal.original_branch
-    if branch and w.repo.current_branch() is None:
-        w.repo.checkout(branch)
+    if branch and w.repo.worktree.current_branch() is None:
+        w.repo.worktree.checkout(branch)
     if keep:  # remembered so a rerun can say "already prepared"
         w.journal.done = True
         jr.save(w.journal_path, w.journal)

@@ -96,8 +96,8 @@ def rollback(repo: GitRepo, journal: jr.Journal, path: Path) -> str:
     if repo.ref_sha(journal.scratch_ref) is not None and repo.delete_ref(journal.scratch_ref):
         done.append(f"deleted {journal.scratch_ref.removeprefix('refs/heads/')}")
     branch = journal.original_branch
-    if branch and repo.current_branch() is None and repo.ref_sha(f"refs/heads/{branch}"):
-        repo.checkout(branch)
+    if branch and repo.worktree.current_branch() is None and repo.ref_sha(f"refs/heads/{branch}"):
+        repo.worktree.checkout(branch)
         done.append(f"checked out {branch} again")
     jr.remove(path)
     return "; ".join(done) or "nothing to undo"

@@ -22,7 +22,8 @@ from governance.core.diagnostics import FindingsError, UsageError, Violation
 from governance.core.settings import Settings
 from governance.forge.base import Forge, PullRequest
 from governance.git.mainref import main_ref
-from governance.git.repo import GitRepo, MergeTree
+from governance.git.objects import MergeTree
+from governance.git.repo import GitRepo
 from governance.merge import decisions
 from governance.merge import journal as jr
 from governance.merge.report import CommitMade, LinkRewritten, MergeReport, StepReport
@@ -129,7 +130,7 @@ def preflight(w: Work, prior: jr.Journal | None) -> bool:
             repo.delete_ref(prior.scratch_ref)
             jr.remove(w.journal_path)
         return False
-    dirty = repo.status_porcelain()
+    dirty = repo.worktree.status_porcelain()
     problems = decisions.preflight_problems(pull, dirty, w.settings, w.options.main_branch)
     if problems:
         raise w.refuse(f"PR #{n} cannot be prepared", problems)
@@ -147,9 +148,9 @@ def _main_tip(w: Work) -> str:
     local branch (local forge)."""
     main, remote = w.options.main_branch, w.options.remote
     if remote:
-        w.repo.fetch(remote, f"+refs/heads/{main}:refs/remotes/{remote}/{main}")
+        w.repo.remotes.fetch(remote, f"+refs/heads/{main}:refs/remotes/{remote}/{main}")
         if w.repo.ref_sha(w.pull.head_sha if w.pull else "") is None:
-            w.repo.fetch(remote, f"refs/pull/{w.options.pr}/head")
+            w.repo.remotes.fetch(remote, f"refs/pull/{w.options.pr}/head")
     try:
         found = main_ref(w.repo, main, remote=remote, local=remote is None)
     except UsageError as exc:
@@ -207,7 +208,7 @@ def merge(w: Work) -> None:
         w.step("resolve")
         w.ok("no conflict", "skipped")
         return
-    merged = w.repo.merge_tree(head, w.main_tip)
+    merged = w.repo.objects.merge_tree(head, w.main_tip)
     blocking = decisions.blocking_conflicts(w.repo, merged, path)
     if blocking:
         names = ", ".join(v.path for v in blocking)
@@ -259,14 +260,20 @@ def begin(w: Work) -> None:
     if w.options.dry_run or w.journal is not None:
         return
     repo, n, pull = w.repo, w.options.pr, w.pull
-    original = repo.current_branch()
+    original = repo.worktree.current_branch()
     scratch = jr.scratch_ref(n)
     w.journal = jr.Journal(
-        n, original, repo.head_sha(), scratch, pull.head_sha, main_tip=w.main_tip, pid=os.getpid()
+        n,
+        original,
+        repo.worktree.head_sha(),
+        scratch,
+        pull.head_sha,
+        main_tip=w.main_tip,
+        pid=os.getpid(),
     )
     jr.save(w.journal_path, w.journal)  # before any ref moves: a crash is recoverable
     if original in (pull.head_branch, pull.base_branch, w.options.main_branch):
-        repo.detach_head()  # those branches may move under a checked-out worktree
+        repo.worktree.detach_head()  # those branches may move under a checked-out worktree
     reason = f"gov: prepare PR #{n}"
     # A scratch ref without a journal is a leftover of ours (the name is gov's): reuse it.
     if not repo.compare_and_swap_ref(scratch, pull.head_sha, None, reason):
@@ -286,10 +293,10 @@ def commit(w: Work) -> None:
         w.report.prepared = head
         w.ok(f"nothing to commit: the PR head {head[:10]} is already prepared", "skipped")
         return
-    tree = plan.tree or repo.tree_of(head)
+    tree = plan.tree or repo.objects.tree_of(head)
     if w.changed:
-        tree = repo.tree_with_file(tree, path, w.data)
-    w.prepared = repo.commit_tree(tree, plan.parents, plan.message)
+        tree = repo.objects.tree_with_file(tree, path, w.data)
+    w.prepared = repo.objects.commit_tree(tree, plan.parents, plan.message)
     w.report.prepared = w.prepared
     w.report.commits.append(CommitMade(w.prepared, plan.message.splitlines()[0]))
     if w.journal is not None:

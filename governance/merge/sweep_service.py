@@ -174,7 +174,7 @@ def sweep_after_merge(
             ]
             raise FindingsError("reuse-only: some rows have no reusable result", findings)
         section = SweepSection(decision, dry_run=dry_run)
-        commit = commit or repo.head_sha()
+        commit = commit or repo.worktree.head_sha()
         rerun = [d.row for d in decision.rerun]
         if not rerun:
             if not dry_run:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from governance.core.codes import violation
-from governance.core.diagnostics import GovError, Violation
+from governance.core.diagnostics import GovError, UsageError, Violation
 from governance.core.settings import Settings
 from governance.git.repo import GitRepo
 from governance.merge.steps import SweepOutcome, SweepRequest
@@ -31,6 +31,25 @@ class SweepOptions:
     parallel: int = 1
     timeout_seconds: float | None = None  # None: the launch service's default
     progress: bool = True
+
+
+def reuse_mode(*, rerun_all: bool, reuse_only: bool) -> ReuseMode:
+    """The reuse policy the two command-line switches ask for."""
+    if rerun_all and reuse_only:
+        raise UsageError("--rerun-all and --reuse-only exclude each other", "pick one")
+    if rerun_all:
+        return ReuseMode.RERUN_ALL
+    return ReuseMode.REUSE_ONLY if reuse_only else ReuseMode.AUTO
+
+
+def sweep_hook(
+    repo: GitRepo, settings: Settings, asked: bool | None, options: SweepOptions
+) -> SweepAfterMerge | None:
+    """The sweep step prepare-merge runs, or None: sweeping on this machine
+    happens only when asked (`--sweep`, or the `sweep-on-merge` setting);
+    otherwise prepare-merge plans and reports."""
+    wanted = asked if asked is not None else settings.sweep_on_merge
+    return SweepAfterMerge(repo, settings, options) if wanted else None
 
 
 class SweepAfterMerge:
@@ -49,7 +68,7 @@ class SweepAfterMerge:
             extra["timeout_seconds"] = self.options.timeout_seconds
         checkout = Path(tempfile.mkdtemp(prefix="gov-sweep-"))
         tree = checkout / "tree"
-        self.repo.add_worktree(tree, request.prepared)
+        self.repo.worktree.add_linked(tree, request.prepared)
         try:
             section = sweep_after_merge(
                 self.repo,
@@ -70,7 +89,7 @@ class SweepAfterMerge:
                 **extra,
             )
         finally:
-            self.repo.remove_worktree(tree)
+            self.repo.worktree.remove_linked(tree)
             shutil.rmtree(checkout, ignore_errors=True)
         return SweepOutcome(section.render_text(), section.to_dict(), _problems(section))
 

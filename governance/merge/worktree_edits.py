@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from governance.changelog.conflict import resolve_conflict
 from governance.changelog.edit import EditResult, canonicalize
-from governance.changelog.rules import CheckMode
+from governance.changelog.modes import CheckMode
 from governance.check.service import CheckOptions, HeadSource, resolve_base, run_check
 from governance.core.atomic import write_atomically
 from governance.core.diagnostics import FindingsError, UsageError
@@ -49,13 +49,13 @@ def resolve_worktree(repo: GitRepo, settings: Settings, pr: int) -> EditOutcome:
     """Resolve a conflicted changelog from the index stages of an ongoing merge
     of main into the PR branch; write it, stage it and check it."""
     path = settings.changelog
-    if not repo.merge_in_progress():
+    if not repo.worktree.merge_in_progress():
         raise UsageError(
             "no merge in progress", f"run `git merge {settings.main_branch}` on the PR branch first"
         )
     ours, theirs = repo.read_stage(path, 2), repo.read_stage(path, 3)
     if ours is None or theirs is None:
-        if path not in repo.unmerged_paths():
+        if path not in repo.worktree.unmerged_paths():
             raise UsageError(f"{path} is not conflicted", "nothing to resolve: commit the merge")
         raise UsageError(
             f"{path} was deleted on one side of the merge", "resolve this conflict by hand"
@@ -66,7 +66,7 @@ def resolve_worktree(repo: GitRepo, settings: Settings, pr: int) -> EditOutcome:
     if not result.ok:
         raise FindingsError(f"{path}: the conflict cannot be resolved", list(result.violations))
     write_atomically(repo.root / path, result.data)
-    repo.stage(path)
+    repo.worktree.stage(path)
     options = CheckOptions(
         CheckMode.pr_mode(pr),
         base_ref="MERGE_HEAD",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from governance.core.codes import violation
 from governance.core.diagnostics import UsageError, Violation, line_col
+from governance.core.state import StateLayout
 from governance.sweeps.identity import (
     EVAL_SECTIONS,
     THROUGHPUT_SECTIONS,
@@ -55,10 +56,10 @@ class SweepPaths:
 
 def sweep_paths(root: Path, git_dir: Path, settings: Settings) -> SweepPaths:
     """Folders from settings; relative paths are relative to the repository root."""
-    gov_dir = git_dir.resolve() / "gov"
+    state = StateLayout(git_dir.resolve())
     scripts = root / settings.scripts
-    results = root / settings.results if settings.results else gov_dir / "results"
-    ledger = root / settings.ledger if settings.ledger else gov_dir / "runs.sqlite3"
+    results = root / settings.results if settings.results else state.results
+    ledger = root / settings.ledger if settings.ledger else state.runs_db
     return SweepPaths(scripts, results, ledger)
 
 
@@ -256,6 +257,17 @@ def problems(resolved: Sequence[Resolved]) -> list[Violation]:
         for item in resolved
         if not item.ok
     ]
+
+
+def failures(resolved: Sequence[Resolved], outcomes: Sequence[JobOutcome]) -> list[Violation]:
+    """Every row that did not succeed: the ones that could not launch, then a
+    GOV705 for each launched row that failed, pointing at its log."""
+    failed = [
+        violation("GOV705", f"{o.job.key} {o.status}: {o.detail}", str(o.log_path))
+        for o in outcomes
+        if str(o.status) != "succeeded"
+    ]
+    return problems(resolved) + failed
 
 
 class Progress:

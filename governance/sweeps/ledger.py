@@ -6,20 +6,19 @@ or landed, which run stands for each of its rows and whether that run was
 measured for it or reused from one of the PR's commits (docs/sweeps.md,
 'The run ledger').
 
-WAL journal plus a busy timeout let several `gov launch` processes write at
-once; each batch of outcomes is one `BEGIN IMMEDIATE` transaction, so a crash
-leaves either all of a batch or none of it.
+Several `gov launch` processes may write at once: each batch of outcomes is
+one transaction of `core.state.SqliteStore`, so a crash leaves either all of a
+batch or none of it.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from governance.core.diagnostics import UsageError
+from governance.core.state import SqliteStore
 from governance.sweeps.reuse import RunRecord
 
 SCHEMA_VERSION = 2  # 2: commit_runs
@@ -138,29 +137,18 @@ class Ledger:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=30000")
-            with self._transaction():
-                for statement in filter(str.strip, _SCHEMA.split(";")):
-                    self._db.execute(statement)
-                version = self._db.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:
-                    raise UsageError(
-                        f"{path}: ledger schema {version} is newer than this gov ({SCHEMA_VERSION})",
-                        "upgrade gov, or point `ledger` in [tool.gov] at another file",
-                    )
-                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        except sqlite3.DatabaseError as exc:
-            raise UsageError(
-                f"{path}: cannot open the run ledger: {exc}",
-                "is it an SQLite file? move it away to start a fresh ledger",
-            ) from exc
+
+        def error(message: str) -> UsageError:
+            return UsageError(
+                message,
+                "upgrade gov, or move the file away (or point `ledger` in [tool.gov] elsewhere) "
+                "to start a fresh ledger",
+            )
+
+        self._store = SqliteStore(path, "the run ledger", _SCHEMA, SCHEMA_VERSION, error)
 
     def close(self) -> None:
-        self._db.close()
+        """Nothing to release: every operation uses its own short connection."""
 
     def __enter__(self) -> Ledger:
         return self
@@ -168,30 +156,21 @@ class Ledger:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
     def add(self, runs: Sequence[NewRun]) -> list[int]:
         """Record a batch of runs in one transaction; returns their ids."""
         names = [n for n in COLUMNS if n != "id"]
         sql = f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
         ids = []
-        with self._transaction():
+        with self._store.connect(write=True) as conn:
             for run in runs:
-                cursor = self._db.execute(sql, [getattr(run, n) for n in names])
+                cursor = conn.execute(sql, [getattr(run, n) for n in names])
                 ids.append(int(cursor.lastrowid or 0))
         return ids
 
     def _select(self, where: str = "", args: Iterable[object] = ()) -> list[LedgerRun]:
         sql = f"SELECT {', '.join(COLUMNS)} FROM runs {where} ORDER BY id"
-        return [LedgerRun(*row) for row in self._db.execute(sql, tuple(args))]
+        with self._store.connect(write=False) as conn:
+            return [LedgerRun(*row) for row in conn.execute(sql, tuple(args))]
 
     def runs(self, *, pr: int | None = None) -> list[LedgerRun]:
         if pr is None:
@@ -217,9 +196,9 @@ class Ledger:
     def attribute(self, commit: str, pr: int | None, rows: Sequence[CommitRow]) -> None:
         """Record which run stands for each row of `commit` (replacing what an
         earlier sweep of the same commit recorded), in one transaction."""
-        with self._transaction():
-            self._db.execute("DELETE FROM commit_runs WHERE commit_sha = ?", (commit,))
-            self._db.executemany(
+        with self._store.connect(write=True) as conn:
+            conn.execute("DELETE FROM commit_runs WHERE commit_sha = ?", (commit,))
+            conn.executemany(
                 "INSERT INTO commit_runs (commit_sha, job_key, run_id, origin, pr) "
                 "VALUES (?, ?, ?, ?, ?)",
                 [(commit, row.job_key, row.run_id, row.origin, pr) for row in rows],
@@ -227,24 +206,25 @@ class Ledger:
 
     def carry(self, prepared: str, merged: str) -> int:
         """The commit a prepared merge landed as stands on the same runs."""
-        with self._transaction():
-            self._db.execute("DELETE FROM commit_runs WHERE commit_sha = ?", (merged,))
-            cursor = self._db.execute(
+        with self._store.connect(write=True) as conn:
+            conn.execute("DELETE FROM commit_runs WHERE commit_sha = ?", (merged,))
+            cursor = conn.execute(
                 "INSERT INTO commit_runs (commit_sha, job_key, run_id, origin, pr) "
                 "SELECT ?, job_key, run_id, origin, pr FROM commit_runs WHERE commit_sha = ?",
                 (merged, prepared),
             )
-        return cursor.rowcount
+            return cursor.rowcount
 
     def for_commit(self, commit: str) -> list[tuple[str, LedgerRun]]:
         """(origin, run) per row of `commit`: what `commit_runs` records, else
         the runs launched at it (a plain `gov launch`: all measured)."""
         names = ", ".join(f"r.{n}" for n in COLUMNS)
-        rows = self._db.execute(
+        sql = (
             f"SELECT c.origin, {names} FROM commit_runs c JOIN runs r ON r.id = c.run_id "
-            "WHERE c.commit_sha = ? ORDER BY c.job_key",
-            (commit,),
-        ).fetchall()
+            "WHERE c.commit_sha = ? ORDER BY c.job_key"
+        )
+        with self._store.connect(write=False) as conn:
+            rows = [tuple(row) for row in conn.execute(sql, (commit,))]
         if rows:
-            return [(row[0], LedgerRun(*row[1:])) for row in rows]
+            return [(str(row[0]), LedgerRun(*row[1:])) for row in rows]
         return [("measured", run) for run in self._select("WHERE commit_sha = ?", (commit,))]

@@ -201,11 +201,11 @@ class SlurmLauncher:
         try:
             done = run_tool(argv)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise SlurmError(f"sbatch failed for {what}: {exc}") from exc
+            raise SlurmError(f"sbatch failed: {exc} ({what})") from exc
         job_id = done.stdout.strip().split(";")[0]
         if done.returncode != 0 or not job_id.isdigit():
             reason = first_line(done.stderr) or first_line(done.stdout) or "no output"
-            raise SlurmError(f"sbatch refused {what} (exit {done.returncode}): {reason}")
+            raise SlurmError(f"sbatch failed (exit {done.returncode}): {reason} ({what})")
         return job_id
 
     # -- following --------------------------------------------------------------

@@ -36,8 +36,9 @@ from governance.changelog.edit import EditResult, canonicalize
 from governance.core.codes import STRICTER_CODES
 from governance.core.diagnostics import Violation
 from governance.core.links import LinkPolicy
+from tests.harness import PROJECT
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+CORPUS = PROJECT.parent / "shared" / "corpus"
 GOLDEN = CORPUS / "goldens" / "rules" / "pr-branches.jsonl"
 BUNDLE = CORPUS / "inferencex.bundle"
 CHANGELOG = "perf-changelog.yaml"

@@ -18,6 +18,7 @@ from governance.forge.base import (
 )
 from governance.forge.local import LocalForge, pr_list, pr_open, pr_show
 from governance.forge.render import render_pull, render_pull_list
+from governance.git.objects import Objects
 from governance.git.repo import GitRepo
 from tests.harness import Repo
 
@@ -298,11 +299,13 @@ def test_merge_refuses_closed_merged_and_stale_prs(sandbox: Repo, forge: LocalFo
     assert {"s.txt", "new.txt"} <= files
 
 
-class RacingRepo(GitRepo):
-    """A real repository where someone pushes to main right after the squash
-    commit is written, i.e. between reading main's tip and swapping the ref."""
+class RacingObjects(Objects):
+    """A real object database where someone pushes to main right after the
+    squash commit is written, i.e. between reading main's tip and swapping the ref."""
 
-    racer: Repo
+    def __init__(self, repo: GitRepo, racer: Repo) -> None:
+        super().__init__(repo._repo)
+        self.racer = racer
 
     def commit_tree(self, tree_ish: str, parents: list[str], message: str) -> str:
         sha = super().commit_tree(tree_ish, parents, message)
@@ -312,8 +315,8 @@ class RacingRepo(GitRepo):
 
 def test_merge_never_clobbers_a_main_that_moved(sandbox: Repo) -> None:
     head = topic(sandbox)
-    repo = RacingRepo(sandbox.path)
-    repo.racer = sandbox
+    repo = GitRepo(sandbox.path)
+    repo.objects = RacingObjects(repo, sandbox)
     forge = LocalForge(repo)
     forge.open_pull(8, "feature")
     with pytest.raises(MergeRefusedError, match="'main' moved while merging"):

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from governance.core.settings import Settings
 from governance.forge.base import PullRequest
-from governance.git.repo import MergeTree
+from governance.git.objects import MergeTree
 from governance.merge import decisions
 
 PULL = PullRequest(7, "t", "open", "topic", "a" * 40, "main", labels=("full-sweep-enabled",))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,26 @@ def test_launch_on_the_local_slurm_cluster(sweep_repo: Repo, tmp_path: Path) -> 
     folder = Path(listed[0]["result_path"])
     assert list(folder.glob("*_recipe-*.json")) and (folder / "gov-job.log").is_file()
     assert (sweep_repo.path / ".git" / "gov" / "results" / ".slurm").is_dir()
+
+
+def test_a_cluster_that_refuses_the_job_is_a_usage_error(sweep_repo: Repo, tmp_path: Path) -> None:
+    """A rejected sbatch is the user's cluster problem: exit 2 with sbatch's
+    own reason and a hint, not "internal error ... report it"."""
+    base = sweep_repo.git("rev-parse", "HEAD")
+    append_entry(sweep_repo, "dsr1-fp8-mi300x-sglang")
+    plan = plan_file(sweep_repo, base, tmp_path)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    sbatch = tools / "sbatch"
+    sbatch.write_text(
+        "#!/bin/sh\necho 'sbatch: error: invalid partition specified: gpu' >&2\nexit 1\n"
+    )
+    sbatch.chmod(0o755)
+    path = f"{tools}:{os.environ['PATH']}"
+    out = run_gov(
+        "-C", str(sweep_repo.path), "launch", "--plan", str(plan), "--launcher", "slurm",
+        env={"PATH": path},
+    )  # fmt: skip
+    assert out.exit_code == 2, out.stderr
+    assert "sbatch failed (exit 1): sbatch: error: invalid partition specified: gpu" in out.stderr
+    assert "hint:" in out.stderr and "internal error" not in out.stderr

@@ -107,7 +107,7 @@ def test_a_row_larger_than_the_cluster_is_refused_cleanly(sweep_repo: Repo, tmp_
     plan = write_plan(tmp_path, [huge], [make_row()])
     run = run_gov("-C", str(sweep_repo.path), "launch", "--plan", str(plan), "--launcher", "slurm")
     assert run.exit_code == 2, run.stdout + run.stderr
-    assert "GOV706 launch-rejected: sbatch refused" in run.stderr
+    assert "GOV706 launch-rejected: sbatch failed (exit 1)" in run.stderr
     assert "Node count specification invalid" in run.stderr
     assert "Traceback" not in run.stderr
     # The single-node array went in first; the refusal cancelled it.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import Repo, git, run_gov, run_process
+from tests.harness import PROJECT, Repo, git, run_gov, run_process
 
 APPEND = (
     "\n- config-keys:\n    - dsv4-fp8-mi300x-vllm\n  description:\n"
@@ -225,8 +225,7 @@ def test_audit_jsonl_and_table(example_repo: Repo) -> None:
 
 
 def test_schema_check_passes_on_the_committed_schemas() -> None:
-    project = Path(__file__).resolve().parents[1]
-    result = run_gov("schema", "--check", cwd=project)
+    result = run_gov("schema", "--check", cwd=PROJECT)
     assert result.exit_code == 0, result.stderr
 
 

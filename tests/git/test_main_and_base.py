@@ -11,9 +11,9 @@ import pytest
 
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
+from tests.cli.test_cli import APPEND
 from tests.conftest import Repo, git
 from tests.harness import run_gov
-from tests.test_cli import APPEND
 
 MAIN_ENTRY = (
     "\n- config-keys:\n    - dsv4-fp8-mi300x-vllm\n  description:\n"

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from governance.core.codes import IGNORABLE_CODES, RULES
+from tests.check.test_check_configs import AMD, edit
 from tests.conftest import Repo
 from tests.harness import run_gov
-from tests.test_check_configs import AMD, edit
 
 ENTRY = (
     "\n- config-keys:\n    - dsv4-fp8-mi300x-vllm\n  description:\n"

@@ -1,0 +1,64 @@
+"""Remotes: their URLs, fetching from them and pushing to them with a lease."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from governance.core.diagnostics import UsageError
+
+if TYPE_CHECKING:
+    import git
+
+
+class Remotes:
+    """The remotes of one repository (`GitRepo.remotes`). Reading a URL is a
+    plain config read; gitpython is opened only to fetch or push."""
+
+    def __init__(self, root: Path, handle: Callable[[], git.Repo]) -> None:
+        self._root = root
+        self._handle = handle
+
+    @cached_property
+    def _repo(self) -> git.Repo:
+        return self._handle()
+
+    def url(self, name: str = "origin") -> str | None:
+        done = subprocess.run(
+            ["git", "config", "--get", f"remote.{name}.url"],
+            cwd=self._root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return done.stdout.strip() or None if done.returncode == 0 else None
+
+    def fetch(self, remote: str, refspec: str) -> None:
+        import git
+
+        try:
+            self._repo.git.fetch("-q", "--no-tags", remote, refspec)
+        except git.GitCommandError as exc:
+            raise UsageError(
+                f"git fetch {remote} {refspec} failed: {exc.stderr.strip()}",
+                "check the remote and your network, then re-run",
+            ) from exc
+
+    def push_lease(self, remote: str, sha: str, branch: str, expected: str) -> bool:
+        """Push `sha` to `branch` on `remote` only if it still points at
+        `expected` (`--force-with-lease`): a compare-and-swap on the remote."""
+        import git
+
+        try:
+            self._repo.git.push(
+                "-q",
+                f"--force-with-lease=refs/heads/{branch}:{expected}",
+                remote,
+                f"{sha}:refs/heads/{branch}",
+            )
+        except git.GitCommandError:
+            return False
+        return True
