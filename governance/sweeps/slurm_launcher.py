@@ -21,7 +21,6 @@ shell string.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import threading
 import time
@@ -55,6 +54,8 @@ from governance.sweeps.slurm_manifest import (
     WRAPPER,
     copy_wrapper,
     new_launch_dir,
+    parse_time,
+    read_status,
     sbatch_argv,
     write_manifest,
 )
@@ -284,7 +285,7 @@ class SlurmLauncher:
         if state not in STATE_STATUS:
             return
         status = STATE_STATUS[state]
-        recorded = self._read_status(task)
+        recorded = read_status(task.status_file)
         if not recorded and state in ("COMPLETED", "FAILED") and task.status_waits < STATUS_WAITS:
             # The wrapper wrote its status file before exiting, but a shared
             # filesystem may show it to this machine a little later.
@@ -304,7 +305,7 @@ class SlurmLauncher:
         self._finish(task, status, detail, emit, recorded)
 
     def _from_status_file(self, task: _Task, emit: Callable[[JobEvent], None]) -> None:
-        recorded = self._read_status(task)
+        recorded = read_status(task.status_file)
         if not recorded:
             detail = "task left the Slurm queue without writing its status file"
             self._finish(task, JobStatus.FAILED, detail, emit)
@@ -334,8 +335,8 @@ class SlurmLauncher:
         recorded: Mapping[str, object] | None = None,
     ) -> None:
         recorded = recorded or {}
-        ended = _parse_time(recorded.get("ended_at")) or utc_now()
-        started = _parse_time(recorded.get("started_at")) or task.seen_running or ended
+        ended = parse_time(recorded.get("ended_at")) or utc_now()
+        started = parse_time(recorded.get("started_at")) or task.seen_running or ended
         code = recorded.get("exit_code")
         if status is JobStatus.FAILED and not isinstance(code, int):
             code = self._scontrol_exit_code(task)
@@ -378,20 +379,3 @@ class SlurmLauncher:
 
     def _scontrol_exit_code(self, task: _Task) -> int | None:
         return task_exit_code(task.job_id, task.index)
-
-    @staticmethod
-    def _read_status(task: _Task) -> dict[str, object]:
-        try:
-            data = json.loads(task.status_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-
-def _parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
