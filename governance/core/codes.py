@@ -221,6 +221,7 @@ _RULES = (
     ),
     Rule("GOV704", "reuse-only-needs-run", "in reuse-only mode no row may need a fresh run"),
     Rule("GOV705", "row-failed", "every launched row succeeds and leaves its result file"),
+    Rule("GOV706", "launch-rejected", "the cluster accepts every job a launch submits"),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

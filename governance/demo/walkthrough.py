@@ -28,6 +28,8 @@ from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.report import render_text as render_report
 from governance.merge.sweep_service import sweep_after_merge
 from governance.merge.sweep_step import SweepAfterMerge, SweepOptions
+from governance.sweeps.dispatch import sweep_paths
+from governance.sweeps.ledger import Ledger
 from governance.sweeps.reuse import ReuseMode
 
 EXAMPLE_FILES = (
@@ -177,6 +179,13 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
     say(render_report(report))
     if not report.ok:
         return False
+    with Ledger(sweep_paths(repo.root, repo.git_dir, settings).ledger) as ledger:
+        landed = ledger.for_commit(report.merge_commit)
+    reused = sum(1 for origin, _run in landed if origin == "reused")
+    say(
+        f"== `gov runs list --commit {report.merge_commit[:10]}`: {len(landed)} result rows, "
+        f"{len(landed) - reused} measured for the merge, {reused} reused from PR #{PR}'s head"
+    )
     tail = (repo.read_blob("main", "perf-changelog.yaml") or b"").decode().rstrip("\n")
     say(f"== PR #{PR} squash-merged as {report.merge_commit[:10]}; main's changelog now ends with:")
     say("\n".join(tail.splitlines()[-14:]))

@@ -3,13 +3,14 @@
 
 * `identity`       - what identifies a plan row for launching and reuse.
 * `naming`         - row -> launch script: the naming rule as data.
+* `multinode`      - multi-node rows: per-family script or recipe rules, node counts.
 * `jobs`           - plan row -> `LaunchJob`: environment, result file name, folders.
 * `launcher`       - the seam between gov and whatever runs a row; launchers by name.
 * `local_launcher` - run jobs on this machine, K at a time.
 * `slurm_client`   - talking to a Slurm cluster: tools, job states, queries, cancel.
 * `slurm_manifest` - a Slurm launch folder (manifest, wrapper) and its sbatch line.
 * `slurm_launcher` - one job array per launch, followed until every task ends.
-* `ledger`         - the run ledger: one SQLite row per launched plan row.
+* `ledger`         - the run ledger: launched rows, and what each commit's results are.
 * `reuse`          - per-row reuse at merge time (pure).
 * `dispatch`       - the launch service: plan -> resolved jobs -> launcher -> ledger.
 """

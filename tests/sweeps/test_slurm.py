@@ -257,7 +257,7 @@ def test_slurm_states_map_onto_job_status(tmp_path: Path, monkeypatch: pytest.Mo
     jobs = [make_job(tmp_path, f"j{i}", "true\n") for i in range(len(states) + 2)]
     slurm = launcher(tmp_path)
     slurm._use_sacct = False  # no accounting: purged tasks are read from status files
-    monkeypatch.setattr(slurm, "_submit", lambda tasks, parallel: "42")
+    monkeypatch.setattr(slurm, "_sbatch", lambda tasks, indices, parallel: "42")
     monkeypatch.setattr(slurm, "_scontrol_exit_code", lambda task: 1)
     # The last two tasks were purged from the controller; one left a status file.
     listed = {i: (state, "None") for i, state in enumerate(states)}
