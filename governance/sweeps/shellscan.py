@@ -29,6 +29,7 @@ _MODULES = (
 )
 # A quoted command kept in a variable (`CMD="... python3 -m sglang.launch_server ..."`).
 _ENGINE_TEXT = re.compile(r"\b(?:vllm|sglang|atom) serve\b|trtllm-serve|-m (?:sglang|vllm|atom)\.")
+_ADDRESS = re.compile(r"[0-9.:]+|localhost|\[?[0-9a-fA-F:]+\]?")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
@@ -162,8 +163,9 @@ def _command_uses(
 
 
 def worth_checking(value: str) -> bool:
-    """Numbers are tunables (a new one is not a mistake); names are checked."""
-    return bool(value) and not _NUMBER.fullmatch(value)
+    """Numbers are tunables and addresses are the machine's (a new one is not
+    a mistake); names are checked."""
+    return bool(value) and not _NUMBER.fullmatch(value) and not _ADDRESS.fullmatch(value)
 
 
 @dataclass(slots=True)
