@@ -200,4 +200,7 @@ def sweep_after_merge(
             parallel=parallel,
             on_event=Progress(ready) if progress else None,
         )
+        from governance.results.archive import keep_launch
+
+        keep_launch(paths.results, section.launch.outcomes, section.launch.run_ids)
     return section
