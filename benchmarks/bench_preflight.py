@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from governance.sweeps.shellscan import build_index, flag_uses, flag_warnings
+from governance.sweeps.shellscan import build_index, flag_uses, flag_warnings, worth_checking
 
 DEFAULT_BUNDLE = next(
     (
@@ -50,10 +50,13 @@ def scripts_at(bundle: Path, ref: str, work: Path) -> dict[str, bytes]:
     return out
 
 
-def measure(scripts: dict[str, bytes]) -> tuple[list[str], int, int, int]:
-    """(warning lines, scripts with an engine, flag uses, held back by shared vocabulary)."""
+def measure(scripts: dict[str, bytes]) -> tuple[list[str], int, int, list[str]]:
+    """(warning lines, scripts with an engine, flag uses, the uses the shared-vocabulary
+    clause held back)."""
     index = build_index(scripts)
-    lines, engines, uses, held = [], 0, 0, 0
+    lines: list[str] = []
+    held: list[str] = []
+    engines = uses = 0
     for path, data in sorted(scripts.items()):
         found = flag_uses(data)
         engines += bool(found)
@@ -62,10 +65,16 @@ def measure(scripts: dict[str, bytes]) -> tuple[list[str], int, int, int]:
             lines.append(f"{path}:{warning.use.line}:{warning.use.column}: {warning.message()}")
         for use in found:  # what the rule would say without the shared-vocabulary clause
             others = index.others(use.engine, use.flag, use.value, frozenset({path}))
-            if others and not index.seen(use.engine, use.flag, use.value, frozenset({path})):
-                held += not any(
-                    not index.share_values(use.engine, o, use.flag, frozenset({path}))
-                    for o in others
+            alone = frozenset({path})
+            if (
+                worth_checking(use.value)
+                and others
+                and not index.seen(use.engine, use.flag, use.value, alone)
+                and all(index.share_values(use.engine, o, use.flag, alone) for o in others)
+            ):
+                held.append(
+                    f"{path}:{use.line}:{use.column}: {use.engine} {use.spelled} "
+                    f"{use.value} (also used by {', '.join(sorted(others))})"
                 )
     return lines, engines, uses, held
 
@@ -87,10 +96,12 @@ def main() -> int:
     print(
         f"{len(scripts)} scripts at {args.ref}, {engines} start a serving engine, "
         f"{uses} literal flag values; {len(lines)} warning(s) (at main each is a false one); "
-        f"{held} held back as shared vocabulary; {took:.2f} s"
+        f"{len(held)} held back as shared vocabulary; {took:.2f} s"
     )
     for line in lines[: args.show]:
-        print("  " + line)
+        print("  warning: " + line)
+    for line in held[: args.show]:
+        print("  held back: " + line)
     return 0
 
 

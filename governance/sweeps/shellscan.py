@@ -91,7 +91,8 @@ def flag_uses(data: bytes) -> list[FlagUse]:
                     raw = source[word.value_start : word.end]
                     if raw.startswith('"') and raw.endswith('"') and len(raw) > 1:
                         pending.append((raw[1:-1], base + word.value_start + 1))
-    return sorted(out, key=lambda use: (use.line, use.column))
+    # An array expanded in several commands yields its words once.
+    return sorted(set(out), key=lambda use: (use.line, use.column, use.flag))
 
 
 _ARRAY_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
