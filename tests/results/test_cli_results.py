@@ -210,3 +210,13 @@ def _browser(page: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert 'class="main-svg"' in done.stdout  # plotly drew the chart
+
+
+def test_the_threshold_setting(repo: Repo) -> None:
+    env = {"GOV_RESULTS_THRESHOLD": "30"}
+    done = run_gov("results", "compare", "--pr", "7", "--format", "json", cwd=repo.path, env=env)
+    assert json.loads(done.stdout)["threshold_percent"] == 30.0
+    bad = run_gov(
+        "results", "compare", "--pr", "7", cwd=repo.path, env={"GOV_RESULTS_THRESHOLD": "lots"}
+    )
+    assert bad.exit_code == 2 and "percentage" in bad.stderr

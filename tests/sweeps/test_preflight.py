@@ -127,3 +127,17 @@ def test_the_head_ref_is_judged_not_the_working_tree(repo: Repo) -> None:
     done = run_gov("check", "--base-ref", "main", "--head-ref", head, "--pr", "7", cwd=repo.path)
     assert done.exit_code == 1 and "GOV711" in done.stdout
     assert run_gov("check", "--worktree", "--pr", "7", cwd=repo.path).exit_code == 0
+
+
+def test_the_setting_turns_it_on_without_a_scripts_folder_and_refuses_bad_values(
+    repo: Repo,
+) -> None:
+    repo.git("rm", "-r", "-q", "benchmarks")
+    repo.commit("entry, and no scripts at all")
+    code, out = check(repo)
+    assert code == 0 and out["preflight"] is None  # auto: no scripts folder, no preflight
+    code, out = check(repo, env={"GOV_SWEEP_PREFLIGHT": "true"})
+    assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV702"]
+    assert "does not exist" in out["violations"][0]["message"]
+    bad = run_gov("check", "--pr", "7", cwd=repo.path, env={"GOV_SWEEP_PREFLIGHT": "sometimes"})
+    assert bad.exit_code == 2 and "auto, true or false" in bad.stderr
