@@ -28,7 +28,7 @@ from governance.core.settings import Settings
 from governance.git.repo import GitRepo
 
 if TYPE_CHECKING:
-    from governance.check.service import HeadSource
+    from governance.sweeps.dispatch import Resolved
 
 BASH_TIMEOUT_SECONDS = 20.0
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024  # a launch script larger than this is not scanned
@@ -135,14 +135,12 @@ def run_preflight(
     document: Mapping[str, Any],
     head_commit: str | None,
     base_commit: str,
-    source: HeadSource,
 ) -> Preflight:
     """Check the scripts the plan `document`'s rows will run, as they are in
     the snapshot being judged (`head_commit`, or the working tree)."""
     from governance.sweeps.dispatch import SweepPaths, resolve_rows, resolver_for
     from governance.sweeps.identity import plan_rows
 
-    del source  # the index is read like the working tree: only the scripts differ
     result = Preflight()
     rows = plan_rows(document)
     single = [row for row in rows if not row.is_multinode]
@@ -174,7 +172,7 @@ def run_preflight(
     return result
 
 
-def _unresolved(item: Any, prefix: str) -> Violation:
+def _unresolved(item: Resolved, prefix: str) -> Violation:
     tried = ", ".join(f"{prefix}/{t}" for t in item.tried) or "no candidate"
     where = f"{prefix}/{item.tried[0]}" if item.tried else prefix
     return violation(

@@ -268,7 +268,7 @@ def sweep_preflight(
                 )
             ]
         )
-    return checks.run_preflight(repo, settings, document, commit, base_commit, options.head_source)
+    return checks.run_preflight(repo, settings, document, commit, base_commit)
 
 
 def plan_check(
