@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from governance.sweeps.shellscan import build_index, flag_uses, flag_warnings
 from governance.sweeps.shellwords import commands
 
@@ -75,3 +78,15 @@ def test_a_flag_whose_values_two_engines_share_is_common_vocabulary() -> None:
     }
     index = build_index(scripts)
     assert flag_warnings(b"vllm serve --reasoning-parser qwen3\n", index) == []
+
+
+ALPHABET = "vllm sglang serve trtllm-serve python3 -m --quantization = fp8 $ { } ( ) [ ] @ \" ' \\ \n # ; & | < > EOF `"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*ALPHABET.split(" "), " ", "\n", "<<EOF\n", "\\\n"]), max_size=60))
+def test_any_text_is_scanned_without_error_and_in_place(parts: list[str]) -> None:
+    text = "".join(parts)
+    for use in flag_uses(text.encode()):
+        lines = text.split("\n")
+        assert 1 <= use.line <= len(lines) and 1 <= use.column <= len(lines[use.line - 1]) + 1
