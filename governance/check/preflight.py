@@ -86,8 +86,17 @@ def _tree(repo: GitRepo, commit: str, prefix: str) -> dict[str, tuple[str, str]]
     return out
 
 
+def in_repository(repo: GitRepo, settings: Settings) -> bool:
+    """Is the scripts folder a path inside the repository (so commits hold it)?
+    A folder elsewhere (an absolute `scripts`) is read from the file system."""
+    folder = Path(settings.scripts)
+    if folder.is_absolute() or ".." in folder.parts:
+        return False
+    return (repo.root / folder).resolve().is_relative_to(repo.root.resolve())
+
+
 def scripts_exist(repo: GitRepo, settings: Settings, commit: str | None) -> bool:
-    if commit is None:
+    if commit is None or not in_repository(repo, settings):
         return (repo.root / settings.scripts).is_dir()
     return bool(_tree(repo, commit, settings.scripts))
 
@@ -141,6 +150,9 @@ def run_preflight(
     from governance.sweeps.dispatch import SweepPaths, resolve_rows, resolver_for
     from governance.sweeps.identity import plan_rows
 
+    tracked = in_repository(repo, settings)
+    if not tracked:
+        head_commit = None  # not in the commits: what is on disk is what will run
     result = Preflight()
     rows = plan_rows(document)
     single = [row for row in rows if not row.is_multinode]
@@ -166,7 +178,7 @@ def run_preflight(
             result.files[path] = data
             result.violations += _runnable(path, data, modes.get(path, False))
             result.violations += _syntax(path, folder / path[len(prefix) + 1 :], data)
-        changed = _changed(repo, base_commit, prefix, files)
+        changed = _changed(repo, base_commit, prefix, files) if tracked else frozenset()
         result.warnings, result.scanned = _flag_warnings(files, result.scripts, changed)
     result.violations = _dedupe(result.violations)
     return result

@@ -141,3 +141,15 @@ def test_the_setting_turns_it_on_without_a_scripts_folder_and_refuses_bad_values
     assert "does not exist" in out["violations"][0]["message"]
     bad = run_gov("check", "--pr", "7", cwd=repo.path, env={"GOV_SWEEP_PREFLIGHT": "sometimes"})
     assert bad.exit_code == 2 and "auto, true or false" in bad.stderr
+
+
+def test_a_scripts_folder_outside_the_repository_is_read_from_disk(
+    repo: Repo, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(repo.path / "benchmarks", outside, symlinks=True)
+    (outside / SCRIPT.removeprefix("benchmarks/")).write_text("#!/bin/bash\nif\n")
+    repo.commit("entry")
+    code, out = check(repo, env={"GOV_SCRIPTS": str(outside)})
+    assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV711"]
+    assert out["violations"][0]["path"].startswith(str(outside))
