@@ -32,7 +32,12 @@ from governance.cli.common import state
 from governance.git.repo import GitRepo
 
 PROJECT = Path(__file__).resolve().parents[1]
-CORPUS = PROJECT.parent / "shared" / "corpus"
+# Beside the project; from a worktree under /work/wt/NAME, beside an ancestor.
+CORPUS = next(
+    (p / "shared" / "corpus" for p in PROJECT.parents if (p / "shared" / "corpus").is_dir()),
+    PROJECT.parent / "shared" / "corpus",
+)
+SCRIPTS_BUNDLE = CORPUS / "inferencex-scripts.bundle"
 GOLDENS = CORPUS / "goldens"
 
 # A fixed identity and date, and no user or system git configuration, so tests
@@ -182,6 +187,17 @@ def require_corpus() -> Path:
     if not (CORPUS / "inferencex.bundle").is_file():
         pytest.skip(f"shared corpus not found at {CORPUS} (it lives beside the project)")
     return CORPUS
+
+
+def clone_scripts_bundle(tmp_path_factory: pytest.TempPathFactory, name: str = "scripts") -> Path:
+    """A clone of the InferenceX scripts bundle (`benchmarks/`, configs, changelog)
+    with its branches `main`, `base` and `pr/2194-scaffold` local."""
+    if not SCRIPTS_BUNDLE.is_file():
+        pytest.skip(f"scripts bundle not found at {SCRIPTS_BUNDLE} (the shared corpus)")
+    target = tmp_path_factory.mktemp(name) / "inferencex-scripts"
+    git(target.parent, "clone", "-q", str(SCRIPTS_BUNDLE), str(target))
+    git(target, "fetch", "-q", "--update-head-ok", "origin", "+refs/heads/*:refs/heads/*")
+    return target
 
 
 def clone_corpus(tmp_path_factory: pytest.TempPathFactory, name: str = "corpus") -> Path:

@@ -2,6 +2,7 @@
 
 * `service`        - `run_check`: read base and head, apply the rules, resolve keys, plan.
 * `audit`          - replay a branch's history through the check.
+* `preflight`      - the sweep preflight: the scripts a change's rows run, checked at PR time.
 * `render`         - findings as text, JSON, GitHub annotations and markdown.
 * `findings_cache` - the plan half of a check, cached by the bytes it judged.
 * `answers`        - rendered check and plan answers, remembered by their inputs.

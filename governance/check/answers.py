@@ -49,6 +49,23 @@ def _content_ids(
     return out
 
 
+def _scripts_id(repo: GitRepo, settings: Settings, source: HeadSource, commit: str | None) -> str:
+    """What changes when a launch script the preflight reads changes: the
+    scripts folder's tree id at a commit, else the names, sizes and
+    modification times of the files on disk."""
+    if source is HeadSource.REF and commit is not None:
+        return repo.tree_id(commit, settings.scripts) or "-"
+    folder = repo.root / settings.scripts
+    if not folder.is_dir():
+        return "-"
+    stats = sorted(
+        f"{path}:{info.st_size}:{info.st_mtime_ns}"
+        for path in folder.rglob("*")
+        if (info := path.lstat()) and path.is_file()
+    )
+    return hashlib.sha256("\n".join(stats).encode()).hexdigest()
+
+
 def remembered(repo: GitRepo, parts: list[str], compute: Callable[[], Answer]) -> Answer:
     """The answer stored under the digest of `parts`, else `compute()` stored."""
     cache = BlockCache(StateLayout(repo.git_dir).check_cache)
@@ -98,6 +115,8 @@ def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: 
         base_label,
         *_content_ids(repo, _inputs(settings), options.head_source, head_commit),
         *_content_ids(repo, _inputs(settings), HeadSource.REF, base_commit),
+        _scripts_id(repo, settings, options.head_source, head_commit),
+        _scripts_id(repo, settings, HeadSource.REF, base_commit),
     ]
     return remembered(repo, parts, lambda: render(run_check(repo, settings, options), fmt))
 

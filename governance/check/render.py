@@ -76,9 +76,12 @@ def excerpt(data: bytes | LineIndex, v: Violation) -> list[str]:
     return [gutter + text, caret]
 
 
-def render_violation(v: Violation, data: bytes | LineIndex, *, label: str = "") -> str:
+def render_violation(
+    v: Violation, data: bytes | LineIndex, *, label: str = "", severity: str = ""
+) -> str:
     where = v.located() + (f" ({label})" if label else "")
-    out = [f"{where}: {v.code} {v.message}", *excerpt(data, v)]
+    kind = f"{severity}: " if severity else ""
+    out = [f"{where}: {kind}{v.code} {v.message}", *excerpt(data, v)]
     if v.hint:
         out.append(f"  hint: {v.hint}")
     return "\n".join(out)
@@ -119,6 +122,8 @@ def render_text(result: CheckResult) -> str:
             f"… and {hidden:,} more finding{'s' if hidden != 1 else ''} not shown "
             "(--format json lists all of them)"
         )
+    for w in result.warnings[:MAX_FINDINGS_SHOWN]:
+        blocks.append(render_violation(w, finding_bytes(result, w), severity="warning"))
     span = f"base {result.base_label} → head {result.head_label}"
     if verdict.ok:
         keys = f", {len(verdict.config_keys)} config key(s)" if verdict.config_keys else ""
@@ -130,7 +135,8 @@ def render_text(result: CheckResult) -> str:
     else:
         counted = files_summary(verdict.violations, verdict.path)
         summary = f"{counted} ({mode_label(result)}; {span})"
-    return "\n\n".join([*blocks, summary, *filter(None, [ignored_line(result)])]) + "\n"
+    preflight = result.preflight.summary() if result.preflight else ""
+    return "\n\n".join([*blocks, summary, *filter(None, [preflight, ignored_line(result)])]) + "\n"
 
 
 def ignored_line(result: CheckResult) -> str:
@@ -166,6 +172,8 @@ def result_dict(result: CheckResult) -> dict[str, object]:
         "violations": [v.to_dict() for v in verdict.violations],
         "ignore": list(result.ignore),
         "ignored": [v.to_dict() for v in result.ignored],
+        "warnings": [v.to_dict() for v in result.warnings],
+        "preflight": result.preflight.to_dict() if result.preflight else None,
     }
 
 
@@ -181,7 +189,7 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_annotations(violations: Sequence[Violation]) -> list[str]:
+def github_annotations(violations: Sequence[Violation], level: str = "error") -> list[str]:
     lines = []
     for v in violations[:GITHUB_ANNOTATION_LIMIT]:
         props = [f"file={_escape_property(v.path)}"]
@@ -191,7 +199,7 @@ def github_annotations(violations: Sequence[Violation]) -> list[str]:
             props.append(f"col={v.column}")
         props.append(f"title={_escape_property(v.code + ' ' + v.rule)}")
         message = v.message + (f"\nhint: {v.hint}" if v.hint else "")
-        lines.append(f"::error {','.join(props)}::{_escape_data(message)}")
+        lines.append(f"::{level} {','.join(props)}::{_escape_data(message)}")
     hidden = len(violations) - GITHUB_ANNOTATION_LIMIT
     if hidden > 0:
         lines.append(
@@ -203,6 +211,7 @@ def github_annotations(violations: Sequence[Violation]) -> list[str]:
 
 def render_github(result: CheckResult) -> str:
     annotations = github_annotations(result.verdict.violations)
+    annotations += github_annotations(result.warnings, "warning")
     if result.ignore:
         annotations.append(f"::notice title=gov::{_escape_data(ignored_line(result))}")
     return "\n".join([*annotations, render_text(result).rstrip("\n")]) + "\n"
@@ -235,6 +244,14 @@ def render_markdown_summary(result: CheckResult) -> str:
                 f"… and {hidden:,} more finding(s); `gov check --format json` lists all of them.",
                 "",
             ]
+    if result.warnings:
+        out += ["| warning | where | problem | hint |", "|---|---|---|---|"]
+        for v in result.warnings[:MAX_FINDINGS_SHOWN]:
+            cells = [v.code, v.located(), v.message, v.hint]
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        out.append("")
+    if result.preflight:
+        out += [result.preflight.summary(), ""]
     if result.ignore:
         out += [ignored_line(result), ""]
     return "\n".join(out) + "\n"

@@ -22,6 +22,7 @@ from governance.git.repo import GitRepo
 
 if TYPE_CHECKING:  # the engines are imported only when a rule runs (not on a cached answer)
     from governance.changelog.rules import KnownKeys, Verdict
+    from governance.check.preflight import Preflight
     from governance.matrix.additions import Additions
     from governance.matrix.catalog import Catalog
 
@@ -43,6 +44,9 @@ class CheckOptions:
     # An explicit base means "where head forked from it" (their merge-base);
     # exact_base compares with the base commit itself (two-dot).
     exact_base: bool = False
+    # Preflight the launch scripts of the triggered rows (None: the
+    # `sweep-preflight` setting; "auto" = when the scripts folder exists).
+    sweep_preflight: bool | None = None
 
 
 @dataclass(slots=True)
@@ -57,6 +61,9 @@ class CheckResult:
     other_files: dict[str, bytes] = field(default_factory=dict)
     ignore: tuple[str, ...] = ()  # the codes turned off (settings `ignore`, --ignore)
     ignored: list[Violation] = field(default_factory=list)  # findings they hid
+    # Findings that do not fail the check (GOV713 unless preflight-warnings-fail).
+    warnings: list[Violation] = field(default_factory=list)
+    preflight: Preflight | None = None  # None: not run
 
 
 def resolve_base(
@@ -196,8 +203,20 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         kept, hidden = split_ignored(problems, settings.ignore)
         verdict.violations += kept
         ignored += hidden
-    others = {v.path for v in verdict.violations} - {path}
-    files: dict[str, bytes] = {}
+    preflight = None
+    if options.configs and verdict.additions and verdict.ok:
+        preflight = sweep_preflight(
+            repo, settings, options, head_bytes, head_commit, base_commit, verdict
+        )
+    warnings: list[Violation] = []
+    if preflight is not None:
+        verdict.violations += preflight.violations
+        if settings.preflight_warnings_fail:
+            verdict.violations += preflight.warnings
+        else:
+            warnings = list(preflight.warnings)
+    others = {v.path for v in (*verdict.violations, *warnings)} - {path}
+    files: dict[str, bytes] = dict(preflight.files) if preflight else {}
     if others:
         for name, data in config_sources(repo, settings, options.head_source, head_commit):
             if name in others and data is not None:
@@ -211,7 +230,58 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         files,
         settings.ignore,
         ignored,
+        warnings,
+        preflight,
     )
+
+
+def sweep_preflight(
+    repo: GitRepo,
+    settings: Settings,
+    options: CheckOptions,
+    head_bytes: bytes,
+    head_commit: str | None,
+    base_commit: str,
+    verdict: Verdict,
+) -> Preflight | None:
+    """The preflight of the scripts the appended entries' rows run (None when off)."""
+    from governance.check import preflight as checks
+
+    commit = head_commit if options.head_source is HeadSource.REF else None
+    exists = checks.scripts_exist(repo, settings, commit)
+    if not checks.wanted(settings, exists, options.sweep_preflight):
+        return None
+    from governance.matrix.additions import Additions
+    from governance.matrix.errors import MatrixError
+    from governance.matrix.plan import PlanOptions, plan_additions
+
+    head_files = config_sources(repo, settings, options.head_source, head_commit)
+    base_files = config_sources(repo, settings, HeadSource.REF, base_commit)
+    lines, numbers = appended_lines(head_bytes, verdict.additions[0].line)
+    plan_options = PlanOptions(
+        base_ref="base", head_ref="head", changelog_path=settings.changelog, validate_all=False
+    )
+    try:
+        document = plan_additions(
+            Additions(settings.changelog, lines, numbers),
+            catalog_of(repo, head_files),
+            plan_options,
+            catalog_of(repo, base_files),
+        ).document
+    except MatrixError:  # reported by the plan check already
+        return None
+    if not exists:
+        return checks.Preflight(
+            [
+                violation(
+                    "GOV702",
+                    f"the scripts folder {settings.scripts}/ does not exist: no row can launch",
+                    settings.scripts,
+                    hint="set `scripts` in [tool.gov], or pass --no-sweep-preflight",
+                )
+            ]
+        )
+    return checks.run_preflight(repo, settings, document, commit, base_commit)
 
 
 def plan_check(

@@ -8,5 +8,6 @@
 * `driver`    - `gov merge-driver`, `gov install-merge-driver`.
 * `pr`        - `gov pr open|list|show|check` on the local forge.
 * `sweeps`    - `gov launch`, `gov runs list|show`.
+* `results`   - `gov results compare`.
 * `pre_commit`- the pre-commit hook's entry point (`gov-pre-commit`).
 """

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from governance.cli import check, driver, matrix, merge, pr, sweeps
+from governance.cli import check, driver, matrix, merge, pr, results, sweeps
 from governance.cli.common import state
 
 app = typer.Typer(
@@ -55,6 +55,7 @@ app.command("install-merge-driver")(driver.install_merge_driver)
 app.command("launch")(sweeps.launch)
 app.add_typer(sweeps.runs_app, name="runs")
 app.add_typer(pr.pr_app, name="pr")
+app.add_typer(results.results_app, name="results")
 
 
 def main() -> None:

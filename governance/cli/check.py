@@ -64,6 +64,15 @@ def check(
     ignore: Annotated[
         list[str] | None, typer.Option("--ignore", metavar="CODE", help=IGNORE_HELP)
     ] = None,
+    sweep_preflight: Annotated[
+        bool | None,
+        typer.Option(
+            "--sweep-preflight/--no-sweep-preflight",
+            help="Check the launch scripts of the rows the change triggers (resolution, "
+            "bash -n, engine flag values). Default: the sweep-preflight setting (auto: "
+            "when the scripts folder exists).",
+        ),
+    ] = None,
 ) -> None:
     """Validate the changelog change between a base and a head."""
     from governance.changelog.modes import CheckMode
@@ -99,6 +108,7 @@ def check(
         configs=not no_configs,
         full=full,
         exact_base=exact_base,
+        sweep_preflight=sweep_preflight,
     )
     found = check_answer(repo, settings, options, output.value)
     sys.stdout.write(found.stdout)

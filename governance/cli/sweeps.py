@@ -131,6 +131,9 @@ def launch(
             parallel=parallel,
             on_event=Progress(ready),
         )
+    from governance.results.archive import keep_launch
+
+    keep_launch(paths.results, result.outcomes, result.run_ids)  # for `gov results compare`
     for outcome in result.outcomes:
         detail = f"  ({outcome.detail})" if outcome.detail else ""
         sys.stdout.write(

@@ -50,6 +50,13 @@ class Settings:
     # prepare-merge sweeps (reuses the PR's results, launches the rest on this
     # machine) only when asked: --sweep, or this setting.
     sweep_on_merge: bool = False
+    # `gov check` preflights the launch scripts of the rows a change triggers:
+    # "auto" (when the scripts folder exists), "true" or "false"; --sweep-preflight.
+    sweep_preflight: str = "auto"
+    # Preflight warnings (GOV713) fail the check too.
+    preflight_warnings_fail: bool = False
+    # `gov results compare`: a relative change past this many percent is flagged.
+    results_threshold: str = "5"
     # Stricter-than-reference codes this repository phases in (docs/rules.md).
     ignore: tuple[str, ...] = ()
     # Former ORG/NAMEs of the repository: links to them are history only
@@ -77,7 +84,7 @@ class Settings:
 
 _LIST_KEYS = {"master_configs", "placeholders", "sweep_labels", "ignore", "former_repositories"}
 _TABLE_KEYS = {"script_names"}
-_BOOL_KEYS = {"sweep_on_merge"}
+_BOOL_KEYS = {"sweep_on_merge", "preflight_warnings_fail"}
 _NOT_KEYS = {"source", "repository_from"}
 KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name not in _NOT_KEYS}
 _SLUG = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -110,6 +117,24 @@ def _coerce(key: str, value: Any, where: str) -> Any:
                         f'e.g. {key} = ["InferenceMAX/InferenceMAX"]',
                     )
         return tuple(value)
+    if name == "sweep_preflight":
+        text = str(value).strip().lower() if isinstance(value, (str, bool)) else ""
+        text = {"1": "true", "0": "false"}.get(text, text)
+        if text not in ("auto", "true", "false"):
+            raise UsageError(
+                f"{where}: `{key}` must be auto, true or false", f'e.g. {key} = "auto"'
+            )
+        return text
+    if name == "results_threshold":
+        try:
+            number = float(value) if isinstance(value, (str, int, float)) else -1.0
+        except ValueError:
+            number = -1.0
+        if not 0 <= number < 1e6:
+            raise UsageError(
+                f"{where}: `{key}` must be a percentage (a number >= 0)", f"e.g. {key} = 5"
+            )
+        return str(number)
     if not isinstance(value, str) or not value:
         raise UsageError(f"{where}: `{key}` must be a non-empty string", f'e.g. {key} = "..."')
     return value

@@ -4,7 +4,8 @@ Builds a throwaway repository from the shipped example (`perf-changelog.yaml`,
 `configs/`), opens PR #2194 on the local forge, shows `gov check` rejecting
 `pr-link: PLACEHOLDER` at the line with the fix, fixes it, lets main move,
 then runs `gov prepare-merge --pr 2194` in-process: merge main into the PR,
-resolve the changelog, canonicalize the link, check, plan, squash-merge.
+resolve the changelog, canonicalize the link, check, plan, squash-merge, and
+ends with what #2194 measured beside main's newest results (`gov results compare`).
 Nothing is left behind.
 """
 
@@ -28,6 +29,8 @@ from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.report import render_text as render_report
 from governance.merge.sweep_service import sweep_after_merge
 from governance.merge.sweep_step import SweepAfterMerge, SweepOptions
+from governance.results.render import render_text as render_comparison
+from governance.results.service import compare_pr
 from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.ledger import Ledger
 from governance.sweeps.reuse import ReuseMode
@@ -189,4 +192,8 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
     tail = (repo.read_blob("main", "perf-changelog.yaml") or b"").decode().rstrip("\n")
     say(f"== PR #{PR} squash-merged as {report.merge_commit[:10]}; main's changelog now ends with:")
     say("\n".join(tail.splitlines()[-14:]))
+
+    # 6. What #2194 measured, beside main's newest result of each config.
+    say(f"== gov results compare --pr {PR} (--format markdown|json|html for the PR comment):")
+    say(render_comparison(compare_pr(repo, settings, PR)))
     return True

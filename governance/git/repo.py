@@ -210,6 +210,24 @@ class GitRepo:
         out = self._git("ls-tree", "-r", "--name-only", "-z", "--end-of-options", commit).stdout
         return [path for path in out.split("\0") if path]
 
+    def tree_id(self, commit: str, folder: str) -> str | None:
+        """The tree id of `folder` at `commit` (None when it is not a folder there)."""
+        info = self._objects.info(f"{commit}:{folder.rstrip('/')}")
+        return info.sha if info is not None and info.type == "tree" else None
+
+    def tree_files(self, commit: str, folder: str) -> dict[str, tuple[str, str]]:
+        """path -> (mode, blob id) of every file below `folder` at `commit`."""
+        out = self._git(
+            "ls-tree", "-r", "-z", "--end-of-options", commit, "--", folder.rstrip("/") + "/"
+        ).stdout
+        files: dict[str, tuple[str, str]] = {}
+        for item in out.split("\0"):
+            meta, _, path = item.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob":
+                files[path] = (parts[0], parts[2])
+        return files
+
     def read_blob_from_tree(self, tree: str, path: str) -> bytes | None:
         """Bytes of `path` inside a tree object (e.g. an in-memory merge result)."""
         blob = self.blob_id(tree, path)  # `<tree>:<path>` resolves like `<commit>:<path>`

@@ -58,6 +58,9 @@ class SweepOutcome:
     text: str
     data: dict[str, object]
     problems: list[Violation] = field(default_factory=list)
+    # The PR's results beside main's (`gov results compare`), when there are any.
+    results: str = ""
+    results_data: dict[str, object] | None = None
 
 
 class SweepHook(Protocol):
@@ -377,6 +380,8 @@ def sweep(w: Work, result: PlanResult) -> None:
         raise w.refuse(f"sweep: {exc}", exc.violations, exc.hint) from exc
     w.report.sweep = outcome.text
     w.report.sweep_data = outcome.data
+    w.report.results = outcome.results
+    w.report.results_data = outcome.results_data
     if outcome.problems:
         raise w.refuse(
             f"sweep: {len(outcome.problems)} row(s) did not produce a result",

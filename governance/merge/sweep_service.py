@@ -204,6 +204,9 @@ def sweep_after_merge(
             on_event=Progress(ready) if progress else None,
         )
         ledger.attribute(commit, pr_number, attribution(section))
+        from governance.results.archive import keep_launch
+
+        keep_launch(paths.results, section.launch.outcomes, section.launch.run_ids)
     return section
 
 

@@ -91,7 +91,23 @@ class SweepAfterMerge:
         finally:
             self.repo.worktree.remove_linked(tree)
             shutil.rmtree(checkout, ignore_errors=True)
-        return SweepOutcome(section.render_text(), section.to_dict(), _problems(section))
+        results, results_data = ("", None) if request.dry_run else self._results(request.pr)
+        return SweepOutcome(
+            section.render_text(), section.to_dict(), _problems(section), results, results_data
+        )
+
+    def _results(self, pr: int) -> tuple[str, dict[str, object] | None]:
+        """The PR's results beside main's, for the report ("" when none can be read)."""
+        from governance.results.render import render_text
+        from governance.results.service import compare_pr
+
+        try:
+            report = compare_pr(self.repo, self.settings, pr)
+        except GovError:
+            return "", None
+        if not report.comparisons:
+            return "", None
+        return render_text(report), report.to_dict()
 
     def landed(self, prepared: str, merged: str) -> str:
         """The prepared commit landed as `merged`: in the ledger, `merged`

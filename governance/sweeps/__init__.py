@@ -11,6 +11,8 @@
 * `slurm_manifest` - a Slurm launch folder (manifest, wrapper) and its sbatch line.
 * `slurm_launcher` - one job array per launch, followed until every task ends.
 * `ledger`         - the run ledger: launched rows, and what each commit's results are.
+* `shellwords`     - a small shell lexer: script text -> simple commands as words (pure).
+* `shellscan`      - serving-engine flags in launch scripts and the GOV713 rule (pure).
 * `reuse`          - per-row reuse at merge time (pure).
 * `dispatch`       - the launch service: plan -> resolved jobs -> launcher -> ledger.
 """

@@ -62,8 +62,11 @@ def test_json_format(pr_branch: Repo) -> None:
         "violations",
         "ignore",
         "ignored",
+        "warnings",
+        "preflight",
     }
     assert (data["ok"], data["mode"], data["pr"]) == (False, "pr", 2194)
+    assert data["preflight"] is None  # a failing change is not preflighted
     assert data["config_keys"] == ["dsv4-fp8-mi300x-vllm"]
     (violation,) = data["violations"]
     assert set(violation) == {"code", "rule", "message", "path", "line", "column", "hint"}
