@@ -207,8 +207,11 @@ def schema(
             sys.stdout.write(f"wrote {path}\n")
         raise typer.Exit(EXIT_OK)
     stale = schemas.drift(directory)
-    for name in stale:
-        err(f"{directory / name}: out of date with the models")
+    if not directory.is_dir():
+        err(f"{directory}: missing (no such folder)")
+    else:
+        for name, why in stale.items():
+            err(f"{directory / name}: {why}")
     if stale:
         err("  hint: run `gov schema --write` and commit the result")
         raise typer.Exit(EXIT_FINDINGS)
