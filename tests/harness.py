@@ -32,7 +32,8 @@ from governance.cli.common import state
 from governance.git.repo import GitRepo
 
 PROJECT = Path(__file__).resolve().parents[1]
-CORPUS = PROJECT.parent / "shared" / "corpus"
+# Beside the project; a worktree elsewhere names it with INFERENCEX_CORPUS.
+CORPUS = Path(os.environ.get("INFERENCEX_CORPUS") or PROJECT.parent / "shared" / "corpus")
 GOLDENS = CORPUS / "goldens"
 
 # A fixed identity and date, and no user or system git configuration, so tests

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from governance.cli import check, driver, matrix, merge, pr, sweeps
+from governance.cli import author, check, driver, matrix, merge, pr, sweeps
 from governance.cli.common import state
 
 app = typer.Typer(
@@ -40,6 +40,7 @@ def main_options(
 
 # Every command, alphabetical within its family.
 app.command("check")(check.check)
+app.command("add")(author.add)
 app.command("audit")(check.audit)
 app.command("schema")(check.schema)
 app.command("demo")(check.demo)

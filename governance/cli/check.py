@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -11,14 +10,16 @@ from typing import Annotated
 
 import typer
 
-from governance.cli.common import IGNORE_HELP, add_ignored, err, guarded, open_repo
+from governance.cli.common import (
+    IGNORE_HELP,
+    CheckFormat,
+    add_ignored,
+    emit_check,
+    err,
+    guarded,
+    open_repo,
+)
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
-
-
-class CheckFormat(StrEnum):
-    text = "text"
-    json = "json"
-    github = "github"
 
 
 @guarded
@@ -66,15 +67,18 @@ def check(
     ignore: Annotated[
         list[str] | None, typer.Option("--ignore", metavar="CODE", help=IGNORE_HELP)
     ] = None,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="First fix what is mechanical in the working tree's appended entries "
+            "(a placeholder spelled otherwise -> XXX, trailing and final whitespace); "
+            "history is never touched.",
+        ),
+    ] = False,
 ) -> None:
     """Validate the changelog change between a base and a head."""
     from governance.changelog.rules import CheckMode
-    from governance.check.render import (
-        render_github,
-        render_json,
-        render_markdown_summary,
-        render_text,
-    )
     from governance.check.service import CheckOptions, HeadSource, run_check
     from governance.core.diagnostics import UsageError
 
@@ -94,6 +98,9 @@ def check(
         raise UsageError("--expect-pr needs --main", "in PR mode, --pr N already names the PR")
     if exact_base and not base_ref:
         raise UsageError("--exact-base needs --base-ref", "name the commit to compare with")
+    if fix and (staged or head_ref):
+        raise UsageError("--fix edits the working tree", "drop --staged/--head-ref")
+    worktree = worktree or fix
     mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
     source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
     repo, settings = open_repo({"repository": repository, "main-branch": main_branch})
@@ -107,18 +114,15 @@ def check(
         full=full,
         exact_base=exact_base,
     )
-    result = run_check(repo, settings, options)
-    if output is CheckFormat.json:
-        sys.stdout.write(render_json(result))
-    elif output is CheckFormat.github:
-        sys.stdout.write(render_github(result))
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            with open(summary, "a", encoding="utf-8") as handle:
-                handle.write(render_markdown_summary(result))
-    else:
-        sys.stdout.write(render_text(result))
-    raise typer.Exit(EXIT_OK if result.verdict.ok else EXIT_FINDINGS)
+    if fix:
+        from governance.check.authoring import fix_worktree
+
+        fixes = fix_worktree(repo, settings, base_ref, exact_base=exact_base)
+        for item in fixes:
+            err(f"{settings.changelog}:{item.line}: fixed: {item.what}")
+        if not fixes:
+            err(f"{settings.changelog}: nothing to fix mechanically")
+    emit_check(run_check(repo, settings, options), output)
 
 
 class AuditFormat(StrEnum):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 from governance.core.diagnostics import (
+    EXIT_FINDINGS,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -21,6 +23,7 @@ from governance.core.diagnostics import (
 )
 
 if TYPE_CHECKING:
+    from governance.check.service import CheckResult
     from governance.core.settings import Settings
     from governance.git.repo import GitRepo
 
@@ -144,3 +147,33 @@ def emit(text: str) -> None:
 def emit_json(data: Any) -> None:
     """Write `data` as indented JSON (non-ASCII kept readable)."""
     emit(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+class CheckFormat(StrEnum):
+    """`--format` of the commands that print a check result."""
+
+    text = "text"
+    json = "json"
+    github = "github"
+
+
+def emit_check(result: CheckResult, output: CheckFormat) -> None:
+    """Print a check result in `output` and exit 0 (clean) or 1 (findings)."""
+    from governance.check.render import (
+        render_github,
+        render_json,
+        render_markdown_summary,
+        render_text,
+    )
+
+    if output is CheckFormat.json:
+        sys.stdout.write(render_json(result))
+    elif output is CheckFormat.github:
+        sys.stdout.write(render_github(result))
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(render_markdown_summary(result))
+    else:
+        sys.stdout.write(render_text(result))
+    raise typer.Exit(EXIT_OK if result.verdict.ok else EXIT_FINDINGS)
