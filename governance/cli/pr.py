@@ -55,7 +55,8 @@ def pr_open_command(
     ],
     branch: Annotated[str, typer.Option("--branch", help="Existing local head branch.")],
     title: Annotated[
-        str | None, typer.Option("--title", help="Title (default: the tip's subject).")
+        str | None,
+        typer.Option("--title", help="Title (default: the subject of the branch's first commit)."),
     ] = None,
     label: Annotated[list[str] | None, typer.Option("--label", help="Label (repeatable).")] = None,
     base: Annotated[
