@@ -283,3 +283,13 @@ def render_audit(rows: Iterable[AuditRow], ignore: Sequence[str] = ()) -> tuple[
     if ignore:
         text += f"ignored (stricter than the reference): {', '.join(ignore)}\n"
     return text, bool(table)
+
+
+def render_error(output: str, message: str, hint: str, exit_code: int) -> str:
+    """A failure that stopped a command (usage, internal), in the format the
+    command was asked for: one JSON object, or a workflow annotation."""
+    if output == "json":
+        error = {"exit_code": exit_code, "message": message, "hint": hint}
+        return json.dumps({"ok": False, "error": error}, indent=2, ensure_ascii=False) + "\n"
+    text = message + (f"\nhint: {hint}" if hint else "")
+    return f"::error title=gov::{_escape_data(text)}\n"

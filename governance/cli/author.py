@@ -4,17 +4,18 @@ registered in `governance.cli.app`."""
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
-from governance.cli.common import CheckFormat, emit_check, guarded, open_repo
-
-
-class Scenario(StrEnum):
-    fixed_seq_len = "fixed-seq-len"
-    agentic_coding = "agentic-coding"
+from governance.cli.common import (
+    CheckFormat,
+    Scenario,
+    emit_check,
+    format_option,
+    guarded,
+    open_repo,
+)
 
 
 @guarded
@@ -43,7 +44,7 @@ def add(
         bool, typer.Option("--no-configs", help="Do not resolve the keys first (nor in the check).")
     ] = False,
     output: Annotated[
-        CheckFormat, typer.Option("--format", help="Format of the check that follows.")
+        CheckFormat, format_option("Format of the check that follows.")
     ] = CheckFormat.text,
 ) -> None:
     """Append one entry (`pr-link: XXX`) to the working tree's changelog, then check it.

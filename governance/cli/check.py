@@ -16,6 +16,7 @@ from governance.cli.common import (
     add_ignored,
     emit_check,
     err,
+    format_option,
     guarded,
     open_repo,
 )
@@ -55,9 +56,7 @@ def check(
         bool, typer.Option("--no-configs", help="Do not resolve config keys.")
     ] = False,
     full: Annotated[bool, typer.Option("--full", help="Validate the whole base file too.")] = False,
-    output: Annotated[
-        CheckFormat, typer.Option("--format", help="Output format.")
-    ] = CheckFormat.text,
+    output: Annotated[CheckFormat, format_option("Output format.")] = CheckFormat.text,
     repository: Annotated[
         str | None, typer.Option("--repository", help="ORG/NAME for canonical links.")
     ] = None,
@@ -161,9 +160,7 @@ def audit(
     ignore: Annotated[
         list[str] | None, typer.Option("--ignore", metavar="CODE", help=IGNORE_HELP)
     ] = None,
-    output: Annotated[
-        AuditFormat, typer.Option("--format", help="Output format.")
-    ] = AuditFormat.text,
+    output: Annotated[AuditFormat, format_option("Output format.")] = AuditFormat.text,
 ) -> None:
     """Replay history: which commits broke the changelog rules?"""
     import json

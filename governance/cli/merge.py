@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli.common import TextOrJson, guarded, open_repo
+from governance.cli.common import Launcher, TextOrJson, format_option, guarded, open_repo
 
 if TYPE_CHECKING:
     from governance.merge.worktree_edits import EditOutcome
@@ -88,9 +88,7 @@ def prepare_merge(
         list[str] | None,
         typer.Option("--required-check", help="Check that must pass (repeatable)."),
     ] = None,
-    output: Annotated[
-        TextOrJson, typer.Option("--format", help="Report format.")
-    ] = TextOrJson.text,
+    output: Annotated[TextOrJson, format_option("Report format.")] = TextOrJson.text,
     sweep: Annotated[
         bool | None,
         typer.Option(
@@ -100,8 +98,8 @@ def prepare_merge(
         ),
     ] = None,
     launcher: Annotated[
-        str, typer.Option("--launcher", help="Where rerun rows run: local or slurm.")
-    ] = "local",
+        Launcher, typer.Option("--launcher", help="Where rerun rows run.")
+    ] = Launcher.local,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Rows at a time.")] = 1,
     rerun_all: Annotated[
         bool, typer.Option("--rerun-all", help="Reuse nothing: run every row again.")
@@ -146,7 +144,7 @@ def prepare_merge(
             if reuse_only
             else ReuseMode.AUTO
         )
-        hook = SweepAfterMerge(repo, settings, SweepOptions(launcher, mode, parallel))
+        hook = SweepAfterMerge(repo, settings, SweepOptions(launcher.value, mode, parallel))
     report = run(repo, settings, the_forge, options, sweep=hook)
     render = render_json if output is TextOrJson.json else render_text
     sys.stdout.write(render(report))
