@@ -17,6 +17,7 @@ the same `Result`, so a test can move between them without changing a line.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import traceback
@@ -174,6 +175,19 @@ class Repo:
     def gitrepo(self) -> GitRepo:
         """The repository as gov opens it."""
         return GitRepo(self.path)
+
+
+def copy_project(target: Path) -> Path:
+    """This project's files as they are in the working tree (tracked and new,
+    not ignored: uncommitted work is what a test of the installed tool
+    exercises) copied to `target`, for pip, pre-commit or an action to build."""
+    names = git(PROJECT, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
+    for name in filter(None, names.split("\0")):
+        source = PROJECT / name
+        if source.is_file() and not source.is_symlink():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
 
 
 # -- the shared corpus ------------------------------------------------------------------

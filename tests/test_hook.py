@@ -15,7 +15,7 @@ from ruamel.yaml import YAML
 
 from governance.check.hook import check_argv, relevant, split_args
 from governance.core.settings import Settings
-from tests.harness import PROJECT, Repo, git, run_process
+from tests.harness import PROJECT, Repo, copy_project, git, run_process
 from tests.test_cli import APPEND
 
 BIN = Path(sys.executable).parent
@@ -125,13 +125,7 @@ def pre_commit_exe() -> str:
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """This project as a hook repository: its files as they are in the working
     tree (so uncommitted work is what is tested), committed; (path, sha)."""
-    target = tmp_path_factory.mktemp("gov-hook-repo") / "gov"
-    names = git(PROJECT, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
-    for name in filter(None, names.split("\0")):
-        source = PROJECT / name
-        if source.is_file() and not source.is_symlink():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
+    target = copy_project(tmp_path_factory.mktemp("gov-hook-repo") / "gov")
     repo = Repo(target)
     return target, repo.commit("gov as a pre-commit hook repository")
 
