@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from governance.cli import author, check, driver, matrix, merge, pr, sweeps
+from governance.cli import author, check, driver, init, matrix, merge, pr, sweeps
 from governance.cli.common import GovGroup, state
 
 app = typer.Typer(
@@ -63,6 +63,7 @@ app.command("add")(author.add)
 app.command("audit")(check.audit)
 app.command("schema")(check.schema)
 app.command("demo")(check.demo)
+app.command("init")(init.init)
 app.command("version")(check.version)
 app.command("matrix")(matrix.matrix)
 app.command("plan")(matrix.plan)

@@ -1,0 +1,62 @@
+"""`gov init`: onboard a benchmark repository; registered in `governance.cli.app`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from governance.cli.common import err, guarded, open_repo
+
+
+@guarded
+def init(
+    write: Annotated[
+        bool, typer.Option("--write", help="Add what is missing (default: print it).")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="With --write, also replace files whose content differs."),
+    ] = False,
+    action: Annotated[
+        str | None,
+        typer.Option(
+            "--action",
+            metavar="ORG/NAME@REV",
+            help="gov's GitHub Action for the workflow (default: a placeholder to edit).",
+        ),
+    ] = None,
+) -> None:
+    """Detect the changelog, master configs, runner file and scripts folder;
+    propose the settings (only where the defaults do not fit), the pre-commit
+    config, the check-changelog workflow and the .gitattributes line."""
+    from governance.core.diagnostics import UsageError
+    from governance.merge import onboarding
+
+    if force and not write:
+        raise UsageError("--force needs --write", "gov init --write --force")
+    repo, settings = open_repo()
+    proposal = onboarding.plan(repo.root, settings, action=action or onboarding.DEFAULT_ACTION)
+    out = sys.stdout.write
+    for what, value, how in proposal.found:
+        out(f"{what}: {value} ({how})\n")
+    written = onboarding.apply(repo.root, proposal.proposals, force=force) if write else []
+    for item in proposal.proposals:
+        if item.status is onboarding.Status.OK:
+            out(f"ok: {item.path}\n")
+        elif item in written:
+            verb = "added to" if item.status is onboarding.Status.APPEND else "wrote"
+            out(f"{verb} {item.path}\n")
+        elif write:
+            out(f"kept {item.path}: {item.note}; --force replaces it\n")
+        else:
+            verb = "would add to" if item.status is onboarding.Status.APPEND else "would write"
+            note = f" ({item.note})" if item.note else ""
+            out(f"{verb} {item.path}{note}:\n")
+            out("".join(f"    {line}\n" for line in item.text.splitlines()))
+    for note in proposal.notes:
+        err(f"note: {note}")
+    pending = [p for p in proposal.proposals if p.status is not onboarding.Status.OK]
+    if pending and not write:
+        err("  hint: gov init --write adds them")
