@@ -46,7 +46,10 @@ def event(head: str, branch: str, number: int) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return clone_corpus(tmp_path_factory, "action")
+    """A fresh clone whose origin is a fork (the upstream links stay canonical)."""
+    target = clone_corpus(tmp_path_factory, "action")
+    git(target, "remote", "set-url", "origin", "https://github.com/alice/InferenceX.git")
+    return target
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from ruamel.yaml import YAML
 
 from governance.check.hook import check_argv, relevant, split_args
 from governance.core.settings import Settings
-from tests.harness import PROJECT, Repo, copy_project, git, run_process
+from tests.harness import PROJECT, Repo, clone_corpus, copy_project, git, run_process
 from tests.test_cli import APPEND
 
 BIN = Path(sys.executable).parent
@@ -202,3 +202,52 @@ def test_readme_pre_commit_config_passes_its_args(
         [pre_commit_exe, "run", "--verbose"], cwd=example_repo.path, env=env, timeout=600
     )
     assert done.exit_code == 0 and "skipped" in done.stdout, done.stdout
+
+
+# -- the plain git hook (hooks/pre-commit), run by git itself ---------------------------
+
+
+@pytest.mark.corpus
+def test_plain_git_hook_guards_commits_in_a_fork_clone_of_inferencex(
+    tmp_path_factory: pytest.TempPathFactory, hook_exe: str
+) -> None:
+    """`cp hooks/pre-commit .git/hooks/` in a fork clone, on a PR branch forked
+    from an older main: git runs the hook (with its GIT_* variables) on every
+    commit; a bad entry is refused, the fixed one lands, an unrelated commit
+    passes without a check."""
+    clone = clone_corpus(tmp_path_factory, "plain-hook")
+    git(clone, "remote", "set-url", "origin", "https://github.com/alice/InferenceX.git")
+    hooks = Path(git(clone, "rev-parse", "--git-path", "hooks"))
+    hooks = hooks if hooks.is_absolute() else clone / hooks
+    hooks.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(PROJECT / "hooks" / "pre-commit", hooks / "pre-commit")
+    branch = "pr/agent/update-b200-agentx-vllm-mtp-image"
+    git(clone, "checkout", "-q", branch)
+    env = {"PATH": f"{BIN}:/usr/bin:/bin"}
+    changelog = clone / "perf-changelog.yaml"
+    base = changelog.read_bytes()
+
+    def commit(data: bytes, message: str) -> tuple[int, str]:
+        changelog.write_bytes(data)
+        git(clone, "add", "perf-changelog.yaml")
+        done = run_process(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message],
+            cwd=clone,
+            env=env,
+        )
+        return done.exit_code, done.stdout + done.stderr
+
+    entry = '\n- config-keys:\n    - dsv4-fp4-b200-vllm\n  description:\n    - "More"\n'
+    code, out = commit(base + (entry + "  pr-link: PLACEHOLDER\n").encode(), "bad")
+    assert code == 1 and "GOV401" in out, out
+    assert "alice" not in out  # the upstream repository, not the fork's
+    code, out = commit(base + (entry + "  pr-link: XXX\n").encode(), "good")
+    assert code == 0, out
+    (clone / "notes.txt").write_text("x\n")
+    git(clone, "add", "notes.txt")
+    done = run_process(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "notes"],
+        cwd=clone,
+        env=env,
+    )
+    assert done.exit_code == 0 and "skipped" in done.stderr, done.stderr
