@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog, SourceFile
+from tests.harness import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 GOLDENS = CORPUS / "goldens" / "matrix"
 BUNDLE = CORPUS / "inferencex.bundle"
 
