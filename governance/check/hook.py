@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from governance.core.settings import Settings
+from governance.core.settings import Settings, load_settings
 
 # Files that change what the check decides besides the configured paths.
 SETTINGS_FILES = ("pyproject.toml", ".gov.toml")
@@ -64,3 +65,19 @@ def check_argv(options: Sequence[str]) -> list[str]:
     name another source."""
     source = [] if any(o.split("=")[0] in HEAD_OPTIONS for o in options) else ["--worktree"]
     return ["check", *source, *options]
+
+
+def should_run(path: Path, files: Sequence[str]) -> tuple[bool, str]:
+    """(run the check?, why not) for the repository at `path`: `files` are
+    pre-commit's names, or none from the plain hook (the index's staged paths
+    are read instead). Only the settings' paths are needed, not the slug."""
+    from governance.git.repo import GitRepo
+
+    repo = GitRepo(path)
+    settings = load_settings(repo.root)
+    names = list(files) or [
+        n for n in repo.git.diff("--cached", "--name-only", "-z").split("\0") if n
+    ]
+    if relevant(names, settings):
+        return True, ""
+    return False, f"gov-pre-commit: no change to {settings.changelog} or its configs; skipped"

@@ -38,25 +38,9 @@ def init(
         raise UsageError("--force needs --write", "gov init --write --force")
     repo, settings = open_repo()
     proposal = onboarding.plan(repo.root, settings, action=action or onboarding.DEFAULT_ACTION)
-    out = sys.stdout.write
-    for what, value, how in proposal.found:
-        out(f"{what}: {value} ({how})\n")
     written = onboarding.apply(repo.root, proposal.proposals, force=force) if write else []
-    for item in proposal.proposals:
-        if item.status is onboarding.Status.OK:
-            out(f"ok: {item.path}\n")
-        elif item in written:
-            verb = "added to" if item.status is onboarding.Status.APPEND else "wrote"
-            out(f"{verb} {item.path}\n")
-        elif write:
-            out(f"kept {item.path}: {item.note}; --force replaces it\n")
-        else:
-            verb = "would add to" if item.status is onboarding.Status.APPEND else "would write"
-            note = f" ({item.note})" if item.note else ""
-            out(f"{verb} {item.path}{note}:\n")
-            out("".join(f"    {line}\n" for line in item.text.splitlines()))
+    sys.stdout.write(onboarding.render(proposal, written, write=write))
     for note in proposal.notes:
         err(f"note: {note}")
-    pending = [p for p in proposal.proposals if p.status is not onboarding.Status.OK]
-    if pending and not write:
+    if onboarding.pending(proposal) and not write:
         err("  hint: gov init --write adds them")

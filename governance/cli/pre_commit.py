@@ -38,37 +38,19 @@ def _value_options() -> set[str]:
 
 def main(argv: list[str] | None = None) -> None:
     strip_leaked_git_env()
-    from governance.check.hook import check_argv, split_args
+    from governance.check.hook import check_argv, should_run, split_args
     from governance.cli.app import app
-    from governance.cli.common import guarded
+    from governance.cli.common import err, guarded, state
 
     args = split_args(list(sys.argv[1:] if argv is None else argv), _value_options())
     try:
-        wanted = guarded(_wanted)(args.files)
+        run, why = guarded(should_run)(state.repo_path, args.files)
     except typer.Exit as exc:  # a usage error, already printed
         raise SystemExit(exc.exit_code) from None
-    if not wanted:
+    if not run:
+        err(why)
         raise SystemExit(0)
     app(check_argv(args.options), prog_name="gov-pre-commit")
-
-
-def _wanted(files: tuple[str, ...]) -> bool:
-    """Does the commit touch a file the check reads? (Settings only: the
-    repository slug is not needed to know the paths.)"""
-    from governance.check.hook import relevant
-    from governance.cli.common import err, state
-    from governance.core.settings import load_settings
-    from governance.git.repo import GitRepo
-
-    repo = GitRepo(state.repo_path)
-    settings = load_settings(repo.root)
-    names = list(files) or [
-        n for n in repo.git.diff("--cached", "--name-only", "-z").split("\0") if n
-    ]
-    if relevant(names, settings):
-        return True
-    err(f"gov-pre-commit: no change to {settings.changelog} or its configs; skipped")
-    return False
 
 
 if __name__ == "__main__":

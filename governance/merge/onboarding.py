@@ -287,3 +287,25 @@ def apply(root: Path, proposals: list[Proposal], *, force: bool = False) -> list
             write_atomically(target, item.text.encode("utf-8"))
         written.append(item)
     return written
+
+
+def render(result: InitPlan, written: list[Proposal], *, write: bool) -> str:
+    """What `gov init` prints on stdout: what was found, then each file's state."""
+    out = [f"{what}: {value} ({how})" for what, value, how in result.found]
+    for item in result.proposals:
+        if item.status is Status.OK:
+            out.append(f"ok: {item.path}")
+        elif item in written:
+            out.append(f"{'added to' if item.status is Status.APPEND else 'wrote'} {item.path}")
+        elif write:
+            out.append(f"kept {item.path}: {item.note}; --force replaces it")
+        else:
+            verb = "would add to" if item.status is Status.APPEND else "would write"
+            note = f" ({item.note})" if item.note else ""
+            out.append(f"{verb} {item.path}{note}:")
+            out += [f"    {line}" for line in item.text.splitlines()]
+    return "".join(line + "\n" for line in out)
+
+
+def pending(result: InitPlan) -> bool:
+    return any(item.status is not Status.OK for item in result.proposals)
