@@ -109,6 +109,13 @@ def test_usage_errors_in_json_when_json_was_asked(example_repo: Repo) -> None:
     assert "--pr" in json.loads(bad_option.stdout)["error"]["message"]
 
 
+def test_usage_errors_as_one_json_line_for_jsonl(example_repo: Repo) -> None:
+    result = run_gov("audit", "nope..main", "--format", "jsonl", cwd=example_repo.path)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    (line,) = result.stdout.splitlines()
+    assert json.loads(line)["error"]["exit_code"] == 2
+
+
 def test_usage_errors_as_annotations_when_github_was_asked(example_repo: Repo) -> None:
     result = run_gov("check", "--format", "github", "--base-ref", "nope", cwd=example_repo.path)
     assert result.exit_code == 2

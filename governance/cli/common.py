@@ -44,7 +44,7 @@ def err(text: str) -> None:
 
 
 # The formats whose readers are programs: a failure is printed for them too.
-MACHINE_FORMATS = ("json", "github")
+MACHINE_FORMATS = ("json", "jsonl", "github")
 
 
 def formatted_error(output: str | None, message: str, hint: str, exit_code: int) -> None:
