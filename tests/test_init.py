@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import Repo, clone_corpus, git, run_gov, run_process
+from tests.harness import PROJECT, Repo, clone_corpus, git, run_gov, run_process
 from tests.test_cli import APPEND
 
 WRITTEN = (".pre-commit-config.yaml", ".github/workflows/check-changelog.yml", ".gitattributes")
@@ -82,6 +82,7 @@ def test_init_finds_a_non_default_layout_and_writes_only_what_differs(
     example_repo.git("mv", "configs", ".github/configs")
     (root / "data").mkdir()
     example_repo.git("mv", "perf-changelog.yaml", "data/perf-changelog.yaml")
+    shutil.copytree(PROJECT / "launch" / "benchmarks", root / "ci" / "benchmarks", symlinks=True)
     pyproject = example_repo.write("pyproject.toml", '[project]\nname = "bench"\n')
     example_repo.commit("old layout")
     result = run_gov("init", "--write", cwd=root)
@@ -92,6 +93,7 @@ def test_init_finds_a_non_default_layout_and_writes_only_what_differs(
         'changelog = "data/perf-changelog.yaml"\n'
         'master-configs = [".github/configs/amd-master.yaml", ".github/configs/nvidia-master.yaml"]\n'
         'runners = ".github/configs/runners.yaml"\n'
+        'scripts = "ci/benchmarks"\n'
     )
     assert "/data/perf-changelog.yaml merge=gov" in (root / ".gitattributes").read_text()
     example_repo.git("add", "-A")

@@ -143,13 +143,13 @@ def detect(root: Path, settings: Settings) -> tuple[Settings, list[tuple[str, st
     if (root / scripts).is_dir():
         found.append(("scripts folder", scripts, "default"))
     else:
+        # the reference layout: <scripts>/single_node/<scenario>/<name>.sh
         layouts = sorted(
             {
-                str(Path(f).parents[1])
+                f.split("/single_node/")[0]
                 for f in files
-                if "/single_node/" in f"/{f}" and f.endswith(".sh")
-            }
-            - {"."},
+                if "/single_node/" in f and f.endswith(".sh")
+            },
             key=lambda d: (d.count("/"), d),
         )
         if layouts:
