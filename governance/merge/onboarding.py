@@ -78,6 +78,11 @@ def _is_changelog(path: Path) -> bool:
     return bool(lines) and lines[0].startswith(b"- config-keys:")
 
 
+def _origin(settings: Settings, name: str) -> str:
+    """Where a kept path came from: the default, or the settings file."""
+    return "default" if getattr(settings, name) == getattr(Settings(), name) else settings.source
+
+
 def detect(root: Path, settings: Settings) -> tuple[Settings, list[tuple[str, str, str]]]:
     """The settings with each missing path replaced by what the tree has."""
     files = list(_walk(root))
@@ -86,13 +91,7 @@ def detect(root: Path, settings: Settings) -> tuple[Settings, list[tuple[str, st
 
     changelog = settings.changelog
     if (root / changelog).is_file():
-        found.append(
-            (
-                "changelog",
-                changelog,
-                settings.source if settings.source != "defaults" else "default",
-            )
-        )
+        found.append(("changelog", changelog, _origin(settings, "changelog")))
     else:
         named = [f for f in files if "changelog" in f.lower() and f.endswith((".yaml", ".yml"))]
         hits = sorted(
@@ -110,7 +109,7 @@ def detect(root: Path, settings: Settings) -> tuple[Settings, list[tuple[str, st
 
     masters = settings.master_configs
     if all((root / m).is_file() for m in masters):
-        found.append(("master configs", ", ".join(masters), "default"))
+        found.append(("master configs", ", ".join(masters), _origin(settings, "master_configs")))
     else:
         candidates = [f for f in files if f.endswith("-master.yaml")]
         by_folder: dict[str, list[str]] = {}
@@ -126,7 +125,7 @@ def detect(root: Path, settings: Settings) -> tuple[Settings, list[tuple[str, st
 
     runners = settings.runners
     if (root / runners).is_file():
-        found.append(("runner file", runners, "default"))
+        found.append(("runner file", runners, _origin(settings, "runners")))
     else:
         beside = [str(Path(m).parent / "runners.yaml") for m in masters]
         hits = [r for r in beside if (root / r).is_file()] or [
@@ -141,7 +140,7 @@ def detect(root: Path, settings: Settings) -> tuple[Settings, list[tuple[str, st
 
     scripts = settings.scripts
     if (root / scripts).is_dir():
-        found.append(("scripts folder", scripts, "default"))
+        found.append(("scripts folder", scripts, _origin(settings, "scripts")))
     else:
         # the reference layout: <scripts>/single_node/<scenario>/<name>.sh
         layouts = sorted(
