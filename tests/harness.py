@@ -17,6 +17,7 @@ the same `Result`, so a test can move between them without changing a line.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import traceback
@@ -32,10 +33,14 @@ from governance.cli.common import state
 from governance.git.repo import GitRepo
 
 PROJECT = Path(__file__).resolve().parents[1]
-# Beside the project; from a worktree under /work/wt/NAME, beside an ancestor.
-CORPUS = next(
-    (p / "shared" / "corpus" for p in PROJECT.parents if (p / "shared" / "corpus").is_dir()),
-    PROJECT.parent / "shared" / "corpus",
+# Beside the project; a worktree elsewhere names it with INFERENCEX_CORPUS, or
+# finds it beside an ancestor (a worktree under /work/wt/NAME).
+CORPUS = Path(
+    os.environ.get("INFERENCEX_CORPUS")
+    or next(
+        (p / "shared" / "corpus" for p in PROJECT.parents if (p / "shared" / "corpus").is_dir()),
+        PROJECT.parent / "shared" / "corpus",
+    )
 )
 SCRIPTS_BUNDLE = CORPUS / "inferencex-scripts.bundle"
 GOLDENS = CORPUS / "goldens"
@@ -178,6 +183,19 @@ class Repo:
     def gitrepo(self) -> GitRepo:
         """The repository as gov opens it."""
         return GitRepo(self.path)
+
+
+def copy_project(target: Path) -> Path:
+    """This project's files as they are in the working tree (tracked and new,
+    not ignored: uncommitted work is what a test of the installed tool
+    exercises) copied to `target`, for pip, pre-commit or an action to build."""
+    names = git(PROJECT, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
+    for name in filter(None, names.split("\0")):
+        source = PROJECT / name
+        if source.is_file() and not source.is_symlink():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
 
 
 # -- the shared corpus ------------------------------------------------------------------

@@ -12,6 +12,7 @@ Pure: bytes in, data or bytes out (docs/rules.md, docs/prepare-merge.md).
 * `rules`        - `check(base, head, policy, mode)`: the append-only rules.
 * `splice`       - rewrite pr-link values by splicing their byte spans.
 * `edit`         - canonicalize links at merge time; the shared edit results.
+* `author`       - `gov add` and `gov check --fix`: render, append, fix appended bytes.
 * `reappend`     - re-append a PR's additions after main's bytes.
 * `conflict`     - resolve a conflicted changelog from its index stages.
 * `merge_driver` - the pure git merge driver (both sides only appended).

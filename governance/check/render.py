@@ -303,3 +303,14 @@ def render_audit(rows: Iterable[AuditRow], ignore: Sequence[str] = ()) -> tuple[
     if ignore:
         text += f"ignored (stricter than the reference): {', '.join(ignore)}\n"
     return text, bool(table)
+
+
+def render_error(output: str, message: str, hint: str, exit_code: int) -> str:
+    """A failure that stopped a command (usage, internal), in the format the
+    command was asked for: one JSON object, or a workflow annotation."""
+    if output in ("json", "jsonl"):  # jsonl: the same object on one line
+        error = {"exit_code": exit_code, "message": message, "hint": hint}
+        indent = 2 if output == "json" else None
+        return json.dumps({"ok": False, "error": error}, indent=indent, ensure_ascii=False) + "\n"
+    text = message + (f"\nhint: {hint}" if hint else "")
+    return f"::error title=gov::{_escape_data(text)}\n"

@@ -1,7 +1,6 @@
 """`gov check`, `gov audit`, `gov schema`, `gov demo` and `gov version`."""
 
 import contextlib
-import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -9,14 +8,17 @@ from typing import Annotated
 
 import typer
 
-from governance.cli.common import IGNORE_HELP, add_ignored, err, guarded, open_repo
+from governance.cli.common import (
+    IGNORE_HELP,
+    CheckFormat,
+    add_ignored,
+    emit_check,
+    err,
+    format_option,
+    guarded,
+    open_repo,
+)
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
-
-
-class CheckFormat(StrEnum):
-    text = "text"
-    json = "json"
-    github = "github"
 
 
 @guarded
@@ -52,9 +54,7 @@ def check(
         bool, typer.Option("--no-configs", help="Do not resolve config keys.")
     ] = False,
     full: Annotated[bool, typer.Option("--full", help="Validate the whole base file too.")] = False,
-    output: Annotated[
-        CheckFormat, typer.Option("--format", help="Output format.")
-    ] = CheckFormat.text,
+    output: Annotated[CheckFormat, format_option("Output format.")] = CheckFormat.text,
     repository: Annotated[
         str | None, typer.Option("--repository", help="ORG/NAME for canonical links.")
     ] = None,
@@ -73,6 +73,15 @@ def check(
             "when the scripts folder exists).",
         ),
     ] = None,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="First fix what is mechanical in the working tree's appended entries "
+            "(a placeholder spelled otherwise -> XXX, trailing and final whitespace); "
+            "history is never touched.",
+        ),
+    ] = False,
 ) -> None:
     """Validate the changelog change between a base and a head."""
     from governance.changelog.modes import CheckMode
@@ -96,6 +105,9 @@ def check(
         raise UsageError("--expect-pr needs --main", "in PR mode, --pr N already names the PR")
     if exact_base and not base_ref:
         raise UsageError("--exact-base needs --base-ref", "name the commit to compare with")
+    if fix and (staged or head_ref):
+        raise UsageError("--fix edits the working tree", "drop --staged/--head-ref")
+    worktree = worktree or fix
     mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
     source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
     repo, settings = open_repo({"repository": repository, "main-branch": main_branch})
@@ -110,13 +122,15 @@ def check(
         exact_base=exact_base,
         sweep_preflight=sweep_preflight,
     )
-    found = check_answer(repo, settings, options, output.value)
-    sys.stdout.write(found.stdout)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if found.summary and summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(found.summary)
-    raise typer.Exit(EXIT_OK if found.ok else EXIT_FINDINGS)
+    if fix:
+        from governance.check.authoring import fix_worktree
+
+        fixes = fix_worktree(repo, settings, base_ref, exact_base=exact_base)
+        for item in fixes:
+            err(f"{settings.changelog}:{item.line}: fixed: {item.what}")
+        if not fixes:
+            err(f"{settings.changelog}: nothing to fix mechanically")
+    emit_check(check_answer(repo, settings, options, output.value))
 
 
 class AuditFormat(StrEnum):
@@ -155,9 +169,7 @@ def audit(
     ignore: Annotated[
         list[str] | None, typer.Option("--ignore", metavar="CODE", help=IGNORE_HELP)
     ] = None,
-    output: Annotated[
-        AuditFormat, typer.Option("--format", help="Output format.")
-    ] = AuditFormat.text,
+    output: Annotated[AuditFormat, format_option("Output format.")] = AuditFormat.text,
 ) -> None:
     """Replay history: which commits broke the changelog rules?"""
     import json
@@ -205,8 +217,11 @@ def schema(
             sys.stdout.write(f"wrote {path}\n")
         raise typer.Exit(EXIT_OK)
     stale = schemas.drift(directory)
-    for name in stale:
-        err(f"{directory / name}: out of date with the models")
+    if not directory.is_dir():
+        err(f"{directory}: missing (no such folder)")
+    else:
+        for name, why in stale.items():
+            err(f"{directory / name}: {why}")
     if stale:
         err("  hint: run `gov schema --write` and commit the result")
         raise typer.Exit(EXIT_FINDINGS)

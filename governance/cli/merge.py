@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli.common import TextOrJson, guarded, open_repo
+from governance.cli.common import Launcher, TextOrJson, format_option, guarded, open_repo
 
 if TYPE_CHECKING:
     from governance.merge.worktree_edits import EditOutcome
@@ -86,9 +86,7 @@ def prepare_merge(
         list[str] | None,
         typer.Option("--required-check", help="Check that must pass (repeatable)."),
     ] = None,
-    output: Annotated[
-        TextOrJson, typer.Option("--format", help="Report format.")
-    ] = TextOrJson.text,
+    output: Annotated[TextOrJson, format_option("Report format.")] = TextOrJson.text,
     sweep: Annotated[
         bool | None,
         typer.Option(
@@ -98,8 +96,8 @@ def prepare_merge(
         ),
     ] = None,
     launcher: Annotated[
-        str, typer.Option("--launcher", help="Where rerun rows run: local or slurm.")
-    ] = "local",
+        Launcher, typer.Option("--launcher", help="Where rerun rows run.")
+    ] = Launcher.local,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Rows at a time.")] = 1,
     rerun_all: Annotated[
         bool, typer.Option("--rerun-all", help="Reuse nothing: run every row again.")
@@ -130,7 +128,7 @@ def prepare_merge(
         check_timeout=check_timeout,
     )
     mode = reuse_mode(rerun_all=rerun_all, reuse_only=reuse_only)
-    hook = sweep_hook(repo, settings, sweep, SweepOptions(launcher, mode, parallel))
+    hook = sweep_hook(repo, settings, sweep, SweepOptions(launcher.value, mode, parallel))
     report = run(repo, settings, the_forge, options, sweep=hook)
     render = render_json if output is TextOrJson.json else render_text
     sys.stdout.write(render(report))

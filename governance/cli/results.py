@@ -1,7 +1,5 @@
 """`gov results compare`: what a PR's rows measured, beside main's newest results."""
 
-from __future__ import annotations
-
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -9,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from governance.cli.common import guarded, open_repo
+from governance.cli.common import format_option, guarded, open_repo
 from governance.core.diagnostics import EXIT_OK
 
 results_app = typer.Typer(
@@ -30,7 +28,7 @@ class ResultsFormat(StrEnum):
 def compare(
     pr: Annotated[int, typer.Option("--pr", min=1, help="The PR whose results to compare.")],
     output: Annotated[
-        ResultsFormat, typer.Option("--format", help="Output format (html: a page with charts).")
+        ResultsFormat, format_option("Output format (html: a page with charts).")
     ] = ResultsFormat.text,
     threshold: Annotated[
         float | None,

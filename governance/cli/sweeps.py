@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli.common import TextOrJson, guarded, open_repo
+from governance.cli.common import Launcher, TextOrJson, format_option, guarded, open_repo
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 if TYPE_CHECKING:
@@ -72,7 +72,9 @@ def launch(
     plan_file: Annotated[
         Path, typer.Option("--plan", help="A plan document: what `gov plan --format json` prints.")
     ],
-    launcher: Annotated[str, typer.Option("--launcher", help="local or slurm.")] = "local",
+    launcher: Annotated[
+        Launcher, typer.Option("--launcher", help="Where the rows run.")
+    ] = Launcher.local,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Rows at a time.")] = 1,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show each row's script (or why none); run nothing.")
@@ -112,14 +114,14 @@ def launch(
         rows,
         resolver,
         paths.results,
-        machine=machine_name(launcher),
+        machine=machine_name(launcher.value),
         timeout_seconds=timeout,
         build=not dry_run,
     )
     if dry_run:
         sys.stdout.write(_dry_run_text(resolved, paths.scripts))
         raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
-    runner = get_launcher(launcher, settings, paths.results)
+    runner = get_launcher(launcher.value, settings, paths.results)
     ready = sum(1 for r in resolved if r.ok)
     with Ledger(paths.ledger) as ledger:
         result = launch_rows(
@@ -193,7 +195,7 @@ def runs_list(
             "measured or reused.",
         ),
     ] = None,
-    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
+    output: Annotated[TextOrJson, format_option()] = TextOrJson.text,
 ) -> None:
     """Every recorded run, oldest first (or, with --commit, one commit's rows)."""
     from governance.core.diagnostics import UsageError
@@ -219,7 +221,7 @@ def runs_list(
 @guarded
 def runs_show(
     fingerprint: Annotated[str, typer.Argument(help="A recipe fingerprint or its hex prefix.")],
-    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
+    output: Annotated[TextOrJson, format_option()] = TextOrJson.text,
 ) -> None:
     """The runs of one recipe (all concurrencies)."""
     from governance.core.diagnostics import UsageError

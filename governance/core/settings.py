@@ -87,6 +87,26 @@ _TABLE_KEYS = {"script_names"}
 _BOOL_KEYS = {"sweep_on_merge", "preflight_warnings_fail"}
 _NOT_KEYS = {"source", "repository_from"}
 KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name not in _NOT_KEYS}
+# GOV_* variables that are not settings: what gov hands a launch script, and
+# the crash hook of the merge tests.
+OTHER_VARIABLES = frozenset({"GOV_ROW_JSON", "GOV_TEST_CRASH_AFTER"})
+
+
+def variable_names() -> dict[str, str]:
+    """{GOV_NAME: setting key} of every setting."""
+    return {f"GOV_{name.upper()}": key for key, name in KEYS.items()}
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(name, did-you-mean hint) of each `GOV_*` variable that is no setting."""
+    known = variable_names()
+    return [
+        (name, did_you_mean(name, known, limit=1))
+        for name in sorted(environ)
+        if name.startswith("GOV_") and name not in known and name not in OTHER_VARIABLES
+    ]
+
+
 _SLUG = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
 

@@ -255,6 +255,11 @@ class GitRepo:
         """Bytes of an unmerged index stage (1 base, 2 ours, 3 theirs)."""
         return self._index_blob(f":{stage}:{path}")
 
+    def staged_paths(self) -> list[str]:
+        """Paths whose staged bytes differ from HEAD's (what a commit would change)."""
+        out = self._git("diff", "--cached", "--name-only", "-z").stdout
+        return [name for name in out.split("\0") if name]
+
     def read_worktree(self, path: str) -> bytes | None:
         file = self.root / path
         return file.read_bytes() if file.is_file() else None

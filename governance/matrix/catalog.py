@@ -345,6 +345,9 @@ class Catalog:
 
 
 def _unresolved(code: str, text: str, pattern: str, keys: Sequence[str]) -> MatrixError:
-    """A pattern of the generator that names no config key (the reference's wording)."""
-    message = f"{text}\nAvailable keys: {', '.join(sorted(keys))}"
-    return MatrixError([violation(code, message, hint=did_you_mean(pattern, keys, quote=repr))])
+    """A pattern of the generator that names no config key (the reference's
+    wording), with the three closest keys, not all of them (InferenceX has 220)."""
+    hint = did_you_mean(pattern, keys, limit=3, quote=repr) or (
+        f"none of the {len(keys)} keys is close; `gov log KEY` or the master configs list them"
+    )
+    return MatrixError([violation(code, text, hint=hint)])
