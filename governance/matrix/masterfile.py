@@ -8,6 +8,7 @@ style, directives...) are parsed whole; both paths give the same data.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,9 +56,11 @@ class MasterFile:
         return list(self.whole or {})
 
 
+@functools.lru_cache(maxsize=8)
 def _split(text: str) -> tuple[dict[str, Block], list[tuple[str, int]]] | None:
     """Blocks per top-level key, plus repeated keys (key, line); None when the
-    file is not in the plain block style this scanner can vouch for."""
+    file is not in the plain block style this scanner can vouch for. Memoized:
+    a check splits the same master file at base and head (callers only read)."""
     starts: list[tuple[str, int, int]] = []  # key, line number, char offset
     offset = 0
     for number, line in enumerate(text.split("\n"), start=1):
