@@ -1,8 +1,6 @@
 """The schema of one changelog entry (docs/rules.md, 'The changelog file')."""
 
-from __future__ import annotations
-
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
@@ -46,7 +44,7 @@ class ChangelogEntry(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _append_only_excludes_eval_selection(self) -> ChangelogEntry:
+    def _append_only_excludes_eval_selection(self) -> Self:
         if self.append_only and (
             self.evals_only or self.all_evals or self.eval_min_prefill_ep is not None
         ):

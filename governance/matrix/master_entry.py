@@ -4,9 +4,7 @@ scenario blocks and component metadata, and the reference's exact
 validation messages. See docs/matrix-differences.md for where gov is stricter.
 """
 
-from __future__ import annotations
-
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
 
@@ -105,7 +103,7 @@ class Worker(StrictModel):
     additional_settings: list[StrictStr] | None = None
 
     @model_validator(mode="after")
-    def _topology(self) -> Worker:
+    def _topology(self) -> Self:
         _check_tp_dcp(self.tp, self.dcp_size)
         return self
 
@@ -126,7 +124,7 @@ class SingleNodeSearchSpace(_Concurrency):
     router: Router | None = None
 
     @model_validator(mode="after")
-    def _rules(self) -> SingleNodeSearchSpace:
+    def _rules(self) -> Self:
         _check_concurrency(self.conc_start, self.conc_end, self.conc_list)
         _check_tp_dcp(self.tp, self.dcp_size)
         return self
@@ -140,7 +138,7 @@ class MultiNodeSearchSpace(_Concurrency):
     kv_p2p_transfer: NonEmptyStr | None = None
 
     @model_validator(mode="after")
-    def _rules(self) -> MultiNodeSearchSpace:
+    def _rules(self) -> Self:
         _check_concurrency(self.conc_start, self.conc_end, self.conc_list)
         _check_hardware_pairing(self.prefill, self.decode)
         return self
@@ -166,7 +164,7 @@ class AgenticSearchSpace(_Concurrency):
         return self.tp is None
 
     @model_validator(mode="after")
-    def _rules(self) -> AgenticSearchSpace:
+    def _rules(self) -> Self:
         _check_concurrency(self.conc_start, self.conc_end, self.conc_list)
         if self.kv_offload_backend is not None:
             if self.kv_offloading is None:
@@ -221,7 +219,7 @@ class AgenticBlock(StrictModel):
     dram_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
 
     @model_validator(mode="after")
-    def _dram(self) -> AgenticBlock:
+    def _dram(self) -> Self:
         uses_dram = any(entry.kv_offloading == "dram" for entry in self.search_space)
         if uses_dram and self.dram_utilization is None:
             raise ValueError(
@@ -242,7 +240,7 @@ class SingleNodeScenarios(_Scenarios):
     fixed_seq_len: list[SingleNodeFixedBlock] | None = None
 
     @model_validator(mode="after")
-    def _one(self) -> SingleNodeScenarios:
+    def _one(self) -> Self:
         self._require_one(self.fixed_seq_len)
         return self
 
@@ -251,7 +249,7 @@ class MultiNodeScenarios(_Scenarios):
     fixed_seq_len: list[MultiNodeFixedBlock] | None = None
 
     @model_validator(mode="after")
-    def _one(self) -> MultiNodeScenarios:
+    def _one(self) -> Self:
         self._require_one(self.fixed_seq_len)
         return self
 
@@ -326,7 +324,7 @@ class SingleNodeMasterConfigEntry(_EntryBase):
     scenarios: SingleNodeScenarios
 
     @model_validator(mode="after")
-    def _rules(self) -> SingleNodeMasterConfigEntry:
+    def _rules(self) -> Self:
         self._entry_rules(multinode=False)
         return self
 
@@ -338,7 +336,7 @@ class MultiNodeMasterConfigEntry(_EntryBase):
     scenarios: MultiNodeScenarios
 
     @model_validator(mode="after")
-    def _rules(self) -> MultiNodeMasterConfigEntry:
+    def _rules(self) -> Self:
         self._entry_rules(multinode=True)
         return self
 

@@ -12,9 +12,7 @@ Error locations (`loc`) use the YAML spellings because every field carries its
 kebab-case alias; `catalog` maps them back to line/column.
 """
 
-from __future__ import annotations
-
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -73,7 +71,7 @@ class SweepEntry(StrictModel):
     scenario_type: Annotated[list[ScenarioKind], Field(min_length=1)] | None = None
 
     @model_validator(mode="after")
-    def _append_only(self) -> SweepEntry:
+    def _append_only(self) -> Self:
         if self.append_only and (
             self.evals_only or self.all_evals or self.eval_min_prefill_ep is not None
         ):

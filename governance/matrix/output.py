@@ -3,8 +3,6 @@
 Field order here *is* the output key order; None-valued optionals are omitted.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
