@@ -2,7 +2,8 @@
 
 * `diagnostics` - findings (`Violation`), `GovError` and the exit codes.
 * `codes`       - the table of finding codes and their messages.
-* `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings`.
+* `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings` (from a revision or the worktree).
+* `settings_values` - each settings value validated when read (paths, templates, patterns).
 * `links`       - the pr-link policy (placeholders, the canonical link of PR N).
 * `yamlsafe`    - the safe YAML loader every parse goes through (bounded, standard tags only).
 * `suggest`     - did-you-mean hints: the spellings a user probably meant.
