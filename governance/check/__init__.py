@@ -5,4 +5,5 @@
 * `render`         - findings as text, JSON, GitHub annotations and markdown.
 * `findings_cache` - the plan half of a check, cached by the bytes it judged.
 * `schemas`        - the JSON Schemas under `schemas/`, generated from the models.
+* `trusted`        - settings from the trusted side (the base; main), and GOV801 when a change edits them.
 """

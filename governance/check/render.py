@@ -127,7 +127,15 @@ def render_text(result: CheckResult) -> str:
     else:
         counted = files_summary(verdict.violations, verdict.path)
         summary = f"{counted} ({mode_label(result)}; {span})"
-    return "\n\n".join([*blocks, summary, *filter(None, [ignored_line(result)])]) + "\n"
+    notices = [notice_line(v) for v in result.notices]
+    return "\n\n".join([*blocks, *notices, summary, *filter(None, [ignored_line(result)])]) + "\n"
+
+
+def notice_line(v: Violation) -> str:
+    """A reported, non-failing finding (e.g. GOV801)."""
+    return f"{v.located()}: {v.code} notice: {v.message}" + (
+        f"\n  hint: {v.hint}" if v.hint else ""
+    )
 
 
 def ignored_line(result: CheckResult) -> str:
@@ -163,6 +171,7 @@ def result_dict(result: CheckResult) -> dict[str, object]:
         "violations": [v.to_dict() for v in verdict.violations],
         "ignore": list(result.ignore),
         "ignored": [v.to_dict() for v in result.ignored],
+        "notices": [v.to_dict() for v in result.notices],
     }
 
 
@@ -202,6 +211,9 @@ def render_github(result: CheckResult) -> str:
     annotations = github_annotations(result.verdict.violations)
     if result.ignore:
         annotations.append(f"::notice title=gov::{_escape_data(ignored_line(result))}")
+    for v in result.notices:
+        props = f"file={_escape_property(v.path)},title={_escape_property(v.code + ' ' + v.rule)}"
+        annotations.append(f"::warning {props}::{_escape_data(v.message)}")
     return "\n".join([*annotations, render_text(result).rstrip("\n")]) + "\n"
 
 
@@ -234,6 +246,7 @@ def render_markdown_summary(result: CheckResult) -> str:
             ]
     if result.ignore:
         out += [ignored_line(result), ""]
+    out += [f"⚠️ {notice_line(v)}\n" for v in result.notices]
     return "\n".join(out) + "\n"
 
 

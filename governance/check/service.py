@@ -42,6 +42,8 @@ class CheckOptions:
     # An explicit base means "where head forked from it" (their merge-base);
     # exact_base compares with the base commit itself (two-dot).
     exact_base: bool = False
+    # (commit, label) of a base already resolved (governance.check.trusted).
+    resolved_base: tuple[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -56,6 +58,8 @@ class CheckResult:
     other_files: dict[str, bytes] = field(default_factory=dict)
     ignore: tuple[str, ...] = ()  # the codes turned off (settings `ignore`, --ignore)
     ignored: list[Violation] = field(default_factory=list)  # findings they hid
+    # Reported, not failing: e.g. GOV801, the change edits gov's settings.
+    notices: list[Violation] = field(default_factory=list)
 
 
 def resolve_base(
@@ -162,7 +166,7 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
             f"{path} does not exist in the {head_label}",
             "run gov at the root of the benchmark repository, or set `changelog` in [tool.gov]",
         )
-    base_commit, base_label = resolve_base(
+    base_commit, base_label = options.resolved_base or resolve_base(
         repo, settings, options.base_ref, head_commit, exact=options.exact_base
     )
     base_bytes = repo.read_blob(base_commit, path)

@@ -11,7 +11,15 @@ from typing import Annotated
 
 import typer
 
-from governance.cli.common import IGNORE_HELP, add_ignored, err, guarded, open_repo
+from governance.cli.common import (
+    IGNORE_HELP,
+    add_ignored,
+    err,
+    guarded,
+    open_repo,
+    settings_at,
+    state,
+)
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 
@@ -96,8 +104,13 @@ def check(
         raise UsageError("--exact-base needs --base-ref", "name the commit to compare with")
     mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
     source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
-    repo, settings = open_repo({"repository": repository, "main-branch": main_branch})
-    settings = add_ignored(settings, ignore)
+    from dataclasses import replace
+
+    from governance.check.trusted import check_settings, settings_change
+    from governance.git.repo import GitRepo
+
+    repo = GitRepo(state.repo_path)
+    flags = {"repository": repository, "main-branch": main_branch}
     options = CheckOptions(
         mode,
         base_ref,
@@ -107,7 +120,19 @@ def check(
         full=full,
         exact_base=exact_base,
     )
+    # Settings from the base revision, never from the change being judged.
+    settings, base, label = check_settings(
+        repo,
+        lambda rev, where: settings_at(repo, rev, where, flags),
+        options,
+        main_branch or os.environ.get("GOV_MAIN_BRANCH") or "main",
+    )
+    settings = add_ignored(settings, ignore)
+    options = replace(options, resolved_base=(base, label))
     result = run_check(repo, settings, options)
+    head_commit = None if source is not HeadSource.REF else repo.resolve(head_ref or "HEAD")
+    changed = settings_change(repo, base, options, head_commit)
+    result.notices += [changed] if changed else []
     if output is CheckFormat.json:
         sys.stdout.write(render_json(result))
     elif output is CheckFormat.github:

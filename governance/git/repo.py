@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from governance.core.diagnostics import UsageError
+from governance.git.files import read_inside, require_regular
 from governance.git.objects import Objects
 from governance.git.remotes import Remotes
 from governance.git.worktrees import Worktree
@@ -148,9 +149,12 @@ class GitRepo:
         try:
             tree = self._repo.commit(commit).tree
             blob = tree / path
-            data: bytes | None = blob.data_stream.read()
         except (KeyError, ValueError, self._git_module.BadName):
-            data = None
+            blob = None
+        data: bytes | None = None
+        if blob is not None:
+            require_regular(blob.type, blob.mode, path, f"at {commit[:10]}")
+            data = blob.data_stream.read()
         self._blob_cache[key] = data
         while len(self._blob_cache) > _BLOB_CACHE_SIZE:
             self._blob_cache.popitem(last=False)
@@ -184,7 +188,11 @@ class GitRepo:
         return self._repo.odb.stream(bytes.fromhex(blob_sha)).read()
 
     def read_staged(self, path: str) -> bytes | None:
-        """Bytes of `path` in the index (stage 0), None when not staged."""
+        """Bytes of `path` in the index (stage 0), None when not staged; a
+        symlink or submodule there is refused (exit 2)."""
+        entry = self._repo.git.ls_files("-s", "--", path).split(" ", 1)[0]
+        if entry:
+            require_regular("blob", int(entry, 8), path, "in the index")
         try:
             return self._repo.git.show(
                 f":{path}", stdout_as_string=False, strip_newline_in_stdout=False
@@ -202,8 +210,10 @@ class GitRepo:
             return None
 
     def read_worktree(self, path: str) -> bytes | None:
-        file = self.root / path
-        return file.read_bytes() if file.is_file() else None
+        """Bytes of the regular file `path` inside the working tree; None when
+        absent. Anything else is refused (exit 2): an absolute path or `..`,
+        a symlink anywhere on the way, a device, a folder, `/proc`."""
+        return read_inside(self.root, path)
 
     # -- history ---------------------------------------------------------
 

@@ -31,7 +31,7 @@ from tests.harness import Repo, run_gov
 def test_bad_setting_is_exit_2_naming_file_key_and_why(
     example_repo: Repo, line: str, key: str, why: str
 ) -> None:
-    example_repo.write(".gov.toml", line + "\n")
+    example_repo.commit("settings", **{".gov.toml": line + "\n"})  # on the base
     result = run_gov("check", "--no-configs", cwd=example_repo.path)
     assert result.exit_code == 2, result.stdout + result.stderr
     assert ".gov.toml" in result.stderr
