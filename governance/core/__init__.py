@@ -10,5 +10,6 @@
 * `schema_faults` - pydantic validation errors as located `Violation`s.
 * `atomic`      - write a file so that readers see the old bytes or the new ones.
 * `blockcache`  - content-addressed cache of parsed blocks under `.git/gov/`.
+* `locks`       - kernel locks (flock) under `.git/gov/locks/` that die with their process.
 * `state`       - the `.git/gov/` layout (forge, ledger, results, caches, journals, locks) and the one SQLite helper.
 """

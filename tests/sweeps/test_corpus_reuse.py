@@ -25,7 +25,7 @@ a recipe's concurrency list (update-b200-agentx-vllm-mtp-image: the recipe ran
 on the PR, main's conc list differs), which the test counts and prints.
 
 `--no-push` keeps its result by design (docs/prepare-merge.md, "Reruns after
-success"): the scratch ref `gov/prepare-merge/pr-N` at the prepared commit and
+success"): the scratch ref `refs/gov/prepare-merge/pr-N` at the prepared commit and
 a journal marked done. The test checks exactly that is what is left (no other
 `refs/heads/gov/…` ref, no linked worktree, branches unmoved), then discards
 the result, so the next branch starts from a clean clone.
