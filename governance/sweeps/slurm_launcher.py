@@ -22,6 +22,7 @@ shell string.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import threading
 import time
@@ -140,7 +141,12 @@ class SlurmLauncher:
         self._cancel.clear()
         self.job_id = None
         tasks = self._prepare(jobs)
-        self.job_id = self._submit(tasks, parallel)
+        try:
+            self.job_id = self._submit(tasks, parallel)
+        except BaseException:  # refused: nothing will read the launch folder
+            assert self.launch_dir is not None
+            shutil.rmtree(self.launch_dir, ignore_errors=True)
+            raise
         emit = on_event or (lambda _event: None)
         try:
             self._follow(tasks, emit)
@@ -151,6 +157,9 @@ class SlurmLauncher:
             for task in tasks:
                 if task.outcome is None:
                     self._finish(task, JobStatus.CANCELLED, "interrupted: array cancelled", emit)
+        finally:  # every task has ended: the launch folder has served its purpose
+            if self.launch_dir is not None:
+                shutil.rmtree(self.launch_dir, ignore_errors=True)
         return [task.outcome for task in tasks if task.outcome is not None]
 
     # -- preparing and submitting ----------------------------------------------
