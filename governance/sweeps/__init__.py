@@ -4,6 +4,7 @@
 * `identity`       - what identifies a plan row for launching and reuse.
 * `naming`         - row -> launch script: the naming rule as data.
 * `jobs`           - plan row -> `LaunchJob`: environment, result file name, folders.
+* `extra_env`      - the allow-list of `additional-settings` names a row may export.
 * `launcher`       - the seam between gov and whatever runs a row; launchers by name.
 * `local_launcher` - run jobs on this machine, K at a time.
 * `slurm_client`   - talking to a Slurm cluster: tools, job states, queries, cancel.
