@@ -28,7 +28,7 @@ from governance.git.repo import GitRepo
 from governance.merge import journal as jr
 from governance.merge import landing, steps
 from governance.merge.report import MergeReport, StepReport
-from governance.merge.scratch import drop_scratch, step_back
+from governance.merge.scratch import clean_litter, drop_scratch, step_back
 from governance.merge.steps import Refused, SweepHook, Work
 
 
@@ -79,9 +79,13 @@ def _prepare_locked(
             f"another prepare-merge --pr {options.pr} is running (pid {prior.pid})",
             f"wait for it to finish; if it is stuck, stop it, then re-run ({path})",
         )
+    litter = [] if options.dry_run else clean_litter(repo, _results_root(repo, settings))
     if prior is not None and not prior.done and not options.dry_run:
-        report.add(StepReport("recover", "ok", rollback(repo, prior, path)))
+        note = "; ".join([*litter, rollback(repo, prior, path)])
+        report.add(StepReport("recover", "ok", note))
         prior = None
+    elif litter:
+        report.add(StepReport("recover", "ok", "; ".join(litter)))
     work = Work(repo, settings, forge, options, report, path, sweep, say or (lambda _t: None))
     try:
         run_steps(work, prior)
@@ -103,6 +107,12 @@ def _prepare_locked(
         if report.exit_code == EXIT_OK:  # pragma: no cover - add() sets it
             report.exit_code = 1
     return report
+
+
+def _results_root(repo: GitRepo, settings: Settings) -> Path:
+    from governance.sweeps.dispatch import sweep_paths
+
+    return sweep_paths(repo.root, repo.git_dir, settings).results
 
 
 def rollback(repo: GitRepo, journal: jr.Journal, path: Path) -> str:

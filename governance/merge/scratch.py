@@ -7,10 +7,18 @@
   kernel lock (`checkout_lock`), and a branch about to move is first stepped
   off (`step_off`: HEAD detached, re-attached at the end), so a run on
   another PR that re-attached it meanwhile never sees it go stale.
+* What a killed run leaves outside git's refs (`clean_litter`): processes
+  it launched, its `gov-sweep-<pid>-*` linked worktree, `gov-index-<pid>-*`
+  temporary folders. The pid in the name (and in the launched processes'
+  environment) proves whose they are; only a dead owner's are removed.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import tempfile
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -55,3 +63,50 @@ def step_back(repo: GitRepo, branch: str | None) -> bool:
             repo.worktree.checkout(branch)
             return True
     return False
+
+
+_OWNED = re.compile(r"gov-(sweep|index)-(\d+)-")
+
+
+def _dead(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, someone else's
+        return False
+    return False
+
+
+def _dead_owner(path: Path) -> bool:
+    match = _OWNED.match(path.name)
+    return match is not None and _dead(int(match.group(2)))
+
+
+def clean_litter(repo: GitRepo, results: Path) -> list[str]:
+    """End the processes dead runs launched for `results`, remove their
+    linked worktrees and temporary folders; what was done, for the report."""
+    from governance.sweeps.orphans import kill_orphans
+
+    done = []
+    killed = kill_orphans(results)
+    if killed:
+        done.append(f"ended {killed} process(es) a dead run launched")
+    removed = 0
+    for tree in repo.worktree.linked_paths():
+        if _dead_owner(tree.parent):
+            repo.worktree.remove_linked(tree)
+            removed += 1
+    repo.worktree.prune_linked()
+    folders = 0
+    for entry in Path(tempfile.gettempdir()).glob("gov-*-*-*"):
+        if entry.is_dir() and not entry.is_symlink() and _dead_owner(entry):
+            shutil.rmtree(entry, ignore_errors=True)
+            folders += 1
+    if removed:
+        done.append(f"removed {removed} linked worktree(s) of a dead run")
+    if folders:
+        done.append(f"removed {folders} temporary folder(s) of a dead run")
+    return done

@@ -10,6 +10,7 @@
 * `slurm_client`   - talking to a Slurm cluster: tools, job states, queries, cancel.
 * `slurm_manifest` - a Slurm launch folder (manifest, wrapper) and its sbatch line.
 * `slurm_launcher` - one job array per launch, followed until every task ends.
+* `orphans`        - processes a dead run launched: found by their GOV_RUN_OWNER, ended.
 * `ledger`         - the run ledger: one SQLite row per launched plan row.
 * `reuse`          - per-row reuse at merge time (pure).
 * `dispatch`       - the launch service: plan -> resolved jobs -> launcher -> ledger.
