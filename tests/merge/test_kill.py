@@ -67,4 +67,4 @@ def test_kill_after_each_step_then_rerun(pr_setup: Setup, gov_exe: str, step: st
     assert not pr_setup.journal().exists()
     assert pr_setup.git("symbolic-ref", "--short", "HEAD") == "main"
     assert pr_setup.git("status", "--porcelain") == ""
-    assert pr_setup.git("for-each-ref", "--format=%(refname)", "refs/heads/gov") == ""
+    assert pr_setup.git("for-each-ref", "--format=%(refname)", "refs/gov") == ""

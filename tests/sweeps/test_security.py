@@ -132,7 +132,6 @@ def _multinode(settings: list[str]) -> dict[str, Any]:
         "GIT_SSH_COMMAND=sh -c x",
         "TMPDIR=/tmp/x",
         "HF_TOKEN=hf_x",
-        "HF_HUB_CACHE=/tmp/x",
         "RESULT_DIR=/tmp",
         "NCCL_NET_PLUGIN=/tmp/x.so",
         "VLLM_PLUGINS=evil",
@@ -147,17 +146,26 @@ def test_dangerous_additional_settings_are_refused(scripts_dir: Path, setting: s
     assert resolved[0].job is None and "additional-settings" in resolved[0].problem
 
 
-def test_every_name_the_corpus_main_exports_is_allowed(corpus_clone: Path) -> None:
+def test_every_name_the_corpus_exports_is_allowed(corpus_clone: Path) -> None:
     """The allow-list's evidence: every `additional-settings` name in the
-    reference's master configs at main, and the name its server scripts pass on."""
+    reference's master configs at main and at every PR branch head, and the
+    name its server scripts pass on."""
     import re
+    import subprocess
 
     from governance.sweeps.extra_env import allowed
 
-    names = set()
-    for path in (corpus_clone / "configs").glob("*-master.yaml"):
-        names |= set(re.findall(r'^\s*-\s*"?([A-Z][A-Z0-9_]*)=', path.read_text(), re.M))
-    assert {"CONFIG_FILE", "PREFILL_NODES", "DECODE_MTP_SIZE"} <= names
+    heads = subprocess.run(
+        ["git", "-C", str(corpus_clone), "for-each-ref", "--format=%(objectname)", "refs/heads"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    found = subprocess.run(
+        ["git", "-C", str(corpus_clone), "grep", "-h", "-E", r'^\s*-\s*"?[A-Z][A-Z0-9_]*=',
+         *sorted(set(heads)), "--", "configs/*-master.yaml", ".github/configs/*-master.yaml"],
+        capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    names = set(re.findall(r'^(?:[^:\n]*:){0,2}\s*-\s*"?([A-Z][A-Z0-9_]*)=', found, re.M))
+    assert {"CONFIG_FILE", "PREFILL_NODES", "ROUTER_TYPE", "HF_HUB_CACHE"} <= names
     assert sorted(n for n in names if not allowed(n)) == []
     assert allowed("WEKA_LOADER_OVERRIDE")
 
