@@ -99,12 +99,13 @@ def clean_litter(repo: GitRepo, results: Path) -> list[str]:
         if _dead_owner(tree.parent):
             repo.worktree.remove_linked(tree)
             removed += 1
-    repo.worktree.prune_linked()
     folders = 0
     for entry in Path(tempfile.gettempdir()).glob("gov-*-*-*"):
         if entry.is_dir() and not entry.is_symlink() and _dead_owner(entry):
             shutil.rmtree(entry, ignore_errors=True)
             folders += 1
+    if removed or folders:  # forget worktrees whose folders just went
+        repo.worktree.prune_linked()
     if removed:
         done.append(f"removed {removed} linked worktree(s) of a dead run")
     if folders:
