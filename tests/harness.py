@@ -17,6 +17,7 @@ the same `Result`, so a test can move between them without changing a line.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import traceback
@@ -32,7 +33,16 @@ from governance.cli.common import state
 from governance.git.repo import GitRepo
 
 PROJECT = Path(__file__).resolve().parents[1]
-CORPUS = PROJECT.parent / "shared" / "corpus"
+# Beside the project; a worktree elsewhere names it with INFERENCEX_CORPUS, or
+# finds it beside an ancestor (a worktree under /work/wt/NAME).
+CORPUS = Path(
+    os.environ.get("INFERENCEX_CORPUS")
+    or next(
+        (p / "shared" / "corpus" for p in PROJECT.parents if (p / "shared" / "corpus").is_dir()),
+        PROJECT.parent / "shared" / "corpus",
+    )
+)
+SCRIPTS_BUNDLE = CORPUS / "inferencex-scripts.bundle"
 GOLDENS = CORPUS / "goldens"
 
 # A fixed identity and date, and no user or system git configuration, so tests
@@ -175,6 +185,19 @@ class Repo:
         return GitRepo(self.path)
 
 
+def copy_project(target: Path) -> Path:
+    """This project's files as they are in the working tree (tracked and new,
+    not ignored: uncommitted work is what a test of the installed tool
+    exercises) copied to `target`, for pip, pre-commit or an action to build."""
+    names = git(PROJECT, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
+    for name in filter(None, names.split("\0")):
+        source = PROJECT / name
+        if source.is_file() and not source.is_symlink():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
 # -- the shared corpus ------------------------------------------------------------------
 
 
@@ -182,6 +205,17 @@ def require_corpus() -> Path:
     if not (CORPUS / "inferencex.bundle").is_file():
         pytest.skip(f"shared corpus not found at {CORPUS} (it lives beside the project)")
     return CORPUS
+
+
+def clone_scripts_bundle(tmp_path_factory: pytest.TempPathFactory, name: str = "scripts") -> Path:
+    """A clone of the InferenceX scripts bundle (`benchmarks/`, configs, changelog)
+    with its branches `main`, `base` and `pr/2194-scaffold` local."""
+    if not SCRIPTS_BUNDLE.is_file():
+        pytest.skip(f"scripts bundle not found at {SCRIPTS_BUNDLE} (the shared corpus)")
+    target = tmp_path_factory.mktemp(name) / "inferencex-scripts"
+    git(target.parent, "clone", "-q", str(SCRIPTS_BUNDLE), str(target))
+    git(target, "fetch", "-q", "--update-head-ok", "origin", "+refs/heads/*:refs/heads/*")
+    return target
 
 
 def clone_corpus(tmp_path_factory: pytest.TempPathFactory, name: str = "corpus") -> Path:

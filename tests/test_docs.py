@@ -124,3 +124,40 @@ def test_links_between_docs_pages_resolve() -> None:
         if not (DOCS / target).is_file()
     ]
     assert broken == []
+
+
+# -- the README's snippets are the ones the tests run ---------------------------------
+
+README = PROJECT / "README.md"
+
+
+def readme_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def test_readme_snippets_are_the_ones_the_tests_run() -> None:
+    """Each README snippet a user copies is run by a test, through the README
+    text itself (a test reads the block; none keeps its own copy):
+
+    * quickstart: `gov demo` (tests/test_demo.py; tests/test_wheel.py runs it
+      from a freshly built and installed wheel);
+    * pre-commit config: tests/test_hook.py runs it with the real framework;
+    * CI workflow and the one-line CI step: tests/test_action.py runs them.
+    """
+    from tests.cli.test_hook import readme_pre_commit_config
+    from tests.test_action import readme_yaml
+
+    (quickstart, *_) = readme_blocks("sh")
+    assert quickstart.splitlines() == [
+        "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/gov demo",
+        ".venv/bin/pytest",
+    ]
+    config = readme_pre_commit_config(Path("/gov"), "0" * 40)
+    assert "repo: /gov" in config and 'args: [--pr, "2194"]' in config
+    workflow = readme_yaml("In CI, the `check-changelog` workflow", "uses: <org>/gov@")
+    assert workflow["on"] == "pull_request"
+    (step,) = readme_yaml("Or, with gov installed by other means", "- run: gov check")
+    assert step["run"].startswith("gov check --base-ref origin/main --head-ref ${{")
+    yaml_blocks = readme_blocks("yaml")
+    assert sum("gov-check" in b or "uses: <org>/gov@" in b or "run: gov check" in b
+               for b in yaml_blocks) == 3  # fmt: skip

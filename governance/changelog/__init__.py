@@ -8,9 +8,11 @@ Pure: bytes in, data or bytes out (docs/rules.md, docs/prepare-merge.md).
 * `layout`       - the byte layout rules (regimes, whitespace of appended entries).
 * `positions`    - where a key, item or value sits inside one entry.
 * `keys`         - resolve appended entries' config keys against the master configs.
+* `modes`        - `CheckMode`: draft, PR N or main (light: no parser behind it).
 * `rules`        - `check(base, head, policy, mode)`: the append-only rules.
 * `splice`       - rewrite pr-link values by splicing their byte spans.
 * `edit`         - canonicalize links at merge time; the shared edit results.
+* `author`       - `gov add` and `gov check --fix`: render, append, fix appended bytes.
 * `reappend`     - re-append a PR's additions after main's bytes.
 * `conflict`     - resolve a conflicted changelog from its index stages.
 * `merge_driver` - the pure git merge driver (both sides only appended).

@@ -8,8 +8,8 @@ from __future__ import annotations
 from governance.changelog.document import Changelog, parse
 from governance.changelog.edit import DEFAULT_PATH, EditResult, refusal, refused
 from governance.changelog.layout import first_byte_difference
+from governance.changelog.modes import CheckMode
 from governance.changelog.reappend import entry_contents, reappend
-from governance.changelog.rules import CheckMode
 from governance.core.diagnostics import Violation, line_col
 from governance.core.links import LinkPolicy
 

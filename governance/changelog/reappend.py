@@ -22,7 +22,7 @@ from governance.changelog.edit import (
     refused,
     unexpected_link,
 )
-from governance.changelog.rules import CheckMode
+from governance.changelog.modes import CheckMode
 from governance.changelog.splice import LinkEdit, LinkRewrite, link_edit
 from governance.core.diagnostics import Violation, line_col
 from governance.core.links import LinkPolicy, link_text

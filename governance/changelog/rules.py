@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from governance.changelog.document import (
@@ -23,30 +22,11 @@ from governance.changelog.document import (
 from governance.changelog.keys import resolve_entry_keys
 from governance.changelog.layout import appended_whitespace, byte_rules
 from governance.changelog.model import FIELD_ALIASES
+from governance.changelog.modes import CheckMode, Mode
 from governance.changelog.positions import locate, value_position
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.core.links import MAX_PR_DIGITS, LinkKind, LinkPolicy, link_text
-
-
-class Mode(StrEnum):
-    DRAFT = "draft"  # placeholder or any canonical link
-    PR = "pr"  # placeholder or the link to PR N
-    MAIN = "main"  # canonical links (to PR N with expect_pr)
-
-
-@dataclass(frozen=True, slots=True)
-class CheckMode:
-    kind: Mode = Mode.DRAFT
-    pr: int | None = None  # N in PR mode; the expected PR in main mode
-
-    @classmethod
-    def pr_mode(cls, number: int) -> CheckMode:
-        return cls(Mode.PR, number)
-
-    @classmethod
-    def main(cls, expect_pr: int | None = None) -> CheckMode:
-        return cls(Mode.MAIN, expect_pr)
 
 
 @dataclass(slots=True)

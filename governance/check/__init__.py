@@ -2,8 +2,12 @@
 
 * `service`        - `run_check`: read base and head, apply the rules, resolve keys, plan.
 * `audit`          - replay a branch's history through the check.
+* `preflight`      - the sweep preflight: the scripts a change's rows run, checked at PR time.
+* `hook`           - the pre-commit door: its arguments, and whether to run at all.
+* `authoring`      - `gov add` and `gov check --fix`: validate, then write once, atomically.
 * `render`         - findings as text, JSON, GitHub annotations and markdown.
 * `findings_cache` - the plan half of a check, cached by the bytes it judged.
+* `answers`        - rendered check and plan answers, remembered by their inputs.
 * `schemas`        - the JSON Schemas under `schemas/`, generated from the models.
 * `trusted`        - settings from the trusted side (the base; main), and GOV801 when a change edits them.
 """

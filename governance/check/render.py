@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from governance.check.audit import AuditRow
-from governance.check.service import CheckResult
 from governance.core.diagnostics import Violation
+
+if TYPE_CHECKING:
+    from governance.check.audit import AuditRow
+    from governance.check.service import CheckResult
 
 # GitHub shows at most 10 error annotations per step; more are dropped silently.
 GITHUB_ANNOTATION_LIMIT = 10
@@ -73,9 +76,12 @@ def excerpt(data: bytes | LineIndex, v: Violation) -> list[str]:
     return [gutter + text, caret]
 
 
-def render_violation(v: Violation, data: bytes | LineIndex, *, label: str = "") -> str:
+def render_violation(
+    v: Violation, data: bytes | LineIndex, *, label: str = "", severity: str = ""
+) -> str:
     where = v.located() + (f" ({label})" if label else "")
-    out = [f"{where}: {v.code} {v.message}", *excerpt(data, v)]
+    kind = f"{severity}: " if severity else ""
+    out = [f"{where}: {kind}{v.code} {v.message}", *excerpt(data, v)]
     if v.hint:
         out.append(f"  hint: {v.hint}")
     return "\n".join(out)
@@ -116,6 +122,8 @@ def render_text(result: CheckResult) -> str:
             f"… and {hidden:,} more finding{'s' if hidden != 1 else ''} not shown "
             "(--format json lists all of them)"
         )
+    for w in result.warnings[:MAX_FINDINGS_SHOWN]:
+        blocks.append(render_violation(w, finding_bytes(result, w), severity="warning"))
     span = f"base {result.base_label} → head {result.head_label}"
     if verdict.ok:
         keys = f", {len(verdict.config_keys)} config key(s)" if verdict.config_keys else ""
@@ -127,15 +135,8 @@ def render_text(result: CheckResult) -> str:
     else:
         counted = files_summary(verdict.violations, verdict.path)
         summary = f"{counted} ({mode_label(result)}; {span})"
-    notices = [notice_line(v) for v in result.notices]
-    return "\n\n".join([*blocks, *notices, summary, *filter(None, [ignored_line(result)])]) + "\n"
-
-
-def notice_line(v: Violation) -> str:
-    """A reported, non-failing finding (e.g. GOV801)."""
-    return f"{v.located()}: {v.code} notice: {v.message}" + (
-        f"\n  hint: {v.hint}" if v.hint else ""
-    )
+    preflight = result.preflight.summary() if result.preflight else ""
+    return "\n\n".join([*blocks, summary, *filter(None, [preflight, ignored_line(result)])]) + "\n"
 
 
 def ignored_line(result: CheckResult) -> str:
@@ -171,7 +172,8 @@ def result_dict(result: CheckResult) -> dict[str, object]:
         "violations": [v.to_dict() for v in verdict.violations],
         "ignore": list(result.ignore),
         "ignored": [v.to_dict() for v in result.ignored],
-        "notices": [v.to_dict() for v in result.notices],
+        "warnings": [v.to_dict() for v in result.warnings],
+        "preflight": result.preflight.to_dict() if result.preflight else None,
     }
 
 
@@ -187,7 +189,7 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_annotations(violations: Sequence[Violation]) -> list[str]:
+def github_annotations(violations: Sequence[Violation], level: str = "error") -> list[str]:
     lines = []
     for v in violations[:GITHUB_ANNOTATION_LIMIT]:
         props = [f"file={_escape_property(v.path)}"]
@@ -197,7 +199,7 @@ def github_annotations(violations: Sequence[Violation]) -> list[str]:
             props.append(f"col={v.column}")
         props.append(f"title={_escape_property(v.code + ' ' + v.rule)}")
         message = v.message + (f"\nhint: {v.hint}" if v.hint else "")
-        lines.append(f"::error {','.join(props)}::{_escape_data(message)}")
+        lines.append(f"::{level} {','.join(props)}::{_escape_data(message)}")
     hidden = len(violations) - GITHUB_ANNOTATION_LIMIT
     if hidden > 0:
         lines.append(
@@ -209,11 +211,9 @@ def github_annotations(violations: Sequence[Violation]) -> list[str]:
 
 def render_github(result: CheckResult) -> str:
     annotations = github_annotations(result.verdict.violations)
+    annotations += github_annotations(result.warnings, "warning")
     if result.ignore:
         annotations.append(f"::notice title=gov::{_escape_data(ignored_line(result))}")
-    for v in result.notices:
-        props = f"file={_escape_property(v.path)},title={_escape_property(v.code + ' ' + v.rule)}"
-        annotations.append(f"::warning {props}::{_escape_data(v.message)}")
     return "\n".join([*annotations, render_text(result).rstrip("\n")]) + "\n"
 
 
@@ -244,9 +244,16 @@ def render_markdown_summary(result: CheckResult) -> str:
                 f"… and {hidden:,} more finding(s); `gov check --format json` lists all of them.",
                 "",
             ]
+    if result.warnings:
+        out += ["| warning | where | problem | hint |", "|---|---|---|---|"]
+        for v in result.warnings[:MAX_FINDINGS_SHOWN]:
+            cells = [v.code, v.located(), v.message, v.hint]
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        out.append("")
+    if result.preflight:
+        out += [result.preflight.summary(), ""]
     if result.ignore:
         out += [ignored_line(result), ""]
-    out += [f"⚠️ {notice_line(v)}\n" for v in result.notices]
     return "\n".join(out) + "\n"
 
 
@@ -296,3 +303,14 @@ def render_audit(rows: Iterable[AuditRow], ignore: Sequence[str] = ()) -> tuple[
     if ignore:
         text += f"ignored (stricter than the reference): {', '.join(ignore)}\n"
     return text, bool(table)
+
+
+def render_error(output: str, message: str, hint: str, exit_code: int) -> str:
+    """A failure that stopped a command (usage, internal), in the format the
+    command was asked for: one JSON object, or a workflow annotation."""
+    if output in ("json", "jsonl"):  # jsonl: the same object on one line
+        error = {"exit_code": exit_code, "message": message, "hint": hint}
+        indent = 2 if output == "json" else None
+        return json.dumps({"ok": False, "error": error}, indent=indent, ensure_ascii=False) + "\n"
+    text = message + (f"\nhint: {hint}" if hint else "")
+    return f"::error title=gov::{_escape_data(text)}\n"

@@ -1,8 +1,9 @@
 """JSON Schemas generated from the pydantic models (written to `schemas/`).
 
-Editors pick them up through a first line such as
-`# yaml-language-server: $schema=schemas/perf-changelog.schema.json`.
-`gov schema --check` fails when a committed schema drifts from the models.
+Editors pick them up through their own settings that map a schema to a file
+(VS Code: `yaml.schemas`; README "Editor support"), never through a first line
+in the changelog, which would change its history bytes. `gov schema --check`
+fails when a committed schema is missing or drifts from the models.
 """
 
 from __future__ import annotations
@@ -88,11 +89,18 @@ def write(directory: Path) -> list[Path]:
     return written
 
 
-def drift(directory: Path) -> list[str]:
-    """Names of schemas that are missing or differ from the models."""
-    stale = []
+MISSING = "missing"
+OUT_OF_DATE = "out of date with the models"
+
+
+def drift(directory: Path) -> dict[str, str]:
+    """{name: MISSING or OUT_OF_DATE} of the schemas that are not as the models
+    generate them (every one is missing when the folder is)."""
+    stale = {}
     for name, make in generators().items():
         target = directory / name
-        if not target.exists() or target.read_text(encoding="utf-8") != render(make()):
-            stale.append(name)
+        if not target.is_file():
+            stale[name] = MISSING
+        elif target.read_text(encoding="utf-8") != render(make()):
+            stale[name] = OUT_OF_DATE
     return stale

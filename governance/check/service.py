@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
+from governance.changelog.modes import CheckMode
 from governance.core.codes import split_ignored, violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import Settings
@@ -20,7 +20,9 @@ from governance.core.state import StateLayout
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 
-if TYPE_CHECKING:  # the matrix engine is imported only when configs are checked
+if TYPE_CHECKING:  # the engines are imported only when a rule runs (not on a cached answer)
+    from governance.changelog.rules import KnownKeys, Verdict
+    from governance.check.preflight import Preflight
     from governance.matrix.additions import Additions
     from governance.matrix.catalog import Catalog
 
@@ -44,6 +46,9 @@ class CheckOptions:
     exact_base: bool = False
     # (commit, label) of a base already resolved (governance.check.trusted).
     resolved_base: tuple[str, str] | None = None
+    # Preflight the launch scripts of the triggered rows (None: the
+    # `sweep-preflight` setting; "auto" = when the scripts folder exists).
+    sweep_preflight: bool | None = None
 
 
 @dataclass(slots=True)
@@ -58,8 +63,9 @@ class CheckResult:
     other_files: dict[str, bytes] = field(default_factory=dict)
     ignore: tuple[str, ...] = ()  # the codes turned off (settings `ignore`, --ignore)
     ignored: list[Violation] = field(default_factory=list)  # findings they hid
-    # Reported, not failing: e.g. GOV801, the change edits gov's settings.
-    notices: list[Violation] = field(default_factory=list)
+    # Findings that do not fail the check (GOV713 unless preflight-warnings-fail).
+    warnings: list[Violation] = field(default_factory=list)
+    preflight: Preflight | None = None  # None: not run
 
 
 def resolve_base(
@@ -117,13 +123,20 @@ def config_sources(
     return [(path, read(path)) for path in (*settings.master_configs, settings.runners)]
 
 
-def catalog_of(repo: GitRepo, files: list[tuple[str, bytes | None]]) -> Catalog:
+def catalog_of(
+    repo: GitRepo,
+    files: list[tuple[str, bytes | None]],
+    *,
+    trusted: Catalog | None = None,
+    trust_all: bool = False,
+) -> Catalog:
     from governance.matrix import sources
     from governance.matrix.catalog import Catalog
     from governance.matrix.masterfile import SourceFile
 
     *masters, runner = (SourceFile(path, data) for path, data in files)
-    return Catalog(masters, runner, cache=sources.default_cache(repo))
+    cache = sources.default_cache(repo)
+    return Catalog(masters, runner, cache=cache, trusted=trusted, trust_all=trust_all)
 
 
 def head_catalog(
@@ -135,6 +148,8 @@ def head_catalog(
 
 def known_keys(catalog: Catalog, settings: Settings) -> tuple[KnownKeys | None, list[Violation]]:
     """The config keys to resolve against; a violation when no master exists."""
+    from governance.changelog.rules import KnownKeys
+
     if catalog.keys or any(master.text for master in catalog.masters):
         return KnownKeys(catalog.keys, catalog.files_label), []
     return None, [
@@ -159,6 +174,8 @@ def appended_lines(head: bytes, first_line: int) -> tuple[tuple[str, ...], tuple
 
 
 def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> CheckResult:
+    from governance.changelog.rules import check
+
     path = settings.changelog
     head_bytes, head_label, head_commit = read_head(repo, settings, options)
     if head_bytes is None:
@@ -188,8 +205,20 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         kept, hidden = split_ignored(problems, settings.ignore)
         verdict.violations += kept
         ignored += hidden
-    others = {v.path for v in verdict.violations} - {path}
-    files: dict[str, bytes] = {}
+    preflight = None
+    if options.configs and verdict.additions and verdict.ok:
+        preflight = sweep_preflight(
+            repo, settings, options, head_bytes, head_commit, base_commit, verdict
+        )
+    warnings: list[Violation] = []
+    if preflight is not None:
+        verdict.violations += preflight.violations
+        if settings.preflight_warnings_fail:
+            verdict.violations += preflight.warnings
+        else:
+            warnings = list(preflight.warnings)
+    others = {v.path for v in (*verdict.violations, *warnings)} - {path}
+    files: dict[str, bytes] = dict(preflight.files) if preflight else {}
     if others:
         for name, data in config_sources(repo, settings, options.head_source, head_commit):
             if name in others and data is not None:
@@ -203,7 +232,58 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         files,
         settings.ignore,
         ignored,
+        warnings,
+        preflight,
     )
+
+
+def sweep_preflight(
+    repo: GitRepo,
+    settings: Settings,
+    options: CheckOptions,
+    head_bytes: bytes,
+    head_commit: str | None,
+    base_commit: str,
+    verdict: Verdict,
+) -> Preflight | None:
+    """The preflight of the scripts the appended entries' rows run (None when off)."""
+    from governance.check import preflight as checks
+
+    commit = head_commit if options.head_source is HeadSource.REF else None
+    exists = checks.scripts_exist(repo, settings, commit)
+    if not checks.wanted(settings, exists, options.sweep_preflight):
+        return None
+    from governance.matrix.additions import Additions
+    from governance.matrix.errors import MatrixError
+    from governance.matrix.plan import PlanOptions, plan_additions
+
+    head_files = config_sources(repo, settings, options.head_source, head_commit)
+    base_files = config_sources(repo, settings, HeadSource.REF, base_commit)
+    lines, numbers = appended_lines(head_bytes, verdict.additions[0].line)
+    plan_options = PlanOptions(
+        base_ref="base", head_ref="head", changelog_path=settings.changelog, validate_all=False
+    )
+    try:
+        document = plan_additions(
+            Additions(settings.changelog, lines, numbers),
+            catalog_of(repo, head_files),
+            plan_options,
+            catalog_of(repo, base_files),
+        ).document
+    except MatrixError:  # reported by the plan check already
+        return None
+    if not exists:
+        return checks.Preflight(
+            [
+                violation(
+                    "GOV702",
+                    f"the scripts folder {settings.scripts}/ does not exist: no row can launch",
+                    settings.scripts,
+                    hint="set `scripts` in [tool.gov], or pass --no-sweep-preflight",
+                )
+            ]
+        )
+    return checks.run_preflight(repo, settings, document, commit, base_commit)
 
 
 def plan_check(
@@ -238,7 +318,9 @@ def plan_check(
     from governance.matrix.additions import Additions  # only on a miss: it is slow to import
 
     additions = Additions(settings.changelog, lines, numbers)
-    keys, found = _plan_findings(repo, settings, head_files, base_files, additions, verdict)
+    keys, found = _plan_findings(
+        repo, settings, head_files, base_files, additions, verdict, trust_base=not options.full
+    )
     cache.put(key, keys, found)
     return keys, found
 
@@ -250,16 +332,20 @@ def _plan_findings(
     base_files: list[tuple[str, bytes | None]],
     additions: Additions,
     verdict: Verdict,
+    *,
+    trust_base: bool,
 ) -> tuple[list[str], list[Violation]]:
+    """With `trust_base`, master-config blocks unchanged since the base are
+    not re-validated (they were when they landed, like the changelog's
+    history); `--full` validates every block."""
     from governance.matrix.plan import PlanOptions, plan_violations
 
-    head = catalog_of(repo, head_files)
+    base = catalog_of(repo, base_files, trust_all=trust_base)
+    head = catalog_of(repo, head_files, trusted=base if trust_base else None)
     known, missing = known_keys(head, settings)
     if known is None:
         return [], missing
     options = PlanOptions(base_ref="base", head_ref="head", changelog_path=settings.changelog)
     # Rows are generated only for changes that pass the changelog rules: a
     # malformed entry would otherwise be reported twice (GOV2xx and GOV5xx).
-    return plan_violations(
-        additions, head, catalog_of(repo, base_files), options, generate=verdict.ok
-    )
+    return plan_violations(additions, head, base, options, generate=verdict.ok)

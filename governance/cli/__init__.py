@@ -3,10 +3,13 @@
 * `app`       - the `gov` application, the shared options and every registration.
 * `common`    - error handling, opening the repository, the output helper.
 * `check`     - `gov check`, `gov audit`, `gov schema`, `gov demo`, `gov version`.
+* `author`    - `gov add`: append one well-formed entry, then check.
+* `init`      - `gov init`: onboard a benchmark repository.
 * `matrix`    - `gov matrix`, `gov plan`, `gov log`.
 * `merge`     - `gov prepare-merge`, `gov canonicalize`, `gov resolve-conflict`.
 * `driver`    - `gov merge-driver`, `gov install-merge-driver`.
 * `pr`        - `gov pr open|list|show|check` on the local forge.
 * `sweeps`    - `gov launch`, `gov runs list|show`.
+* `results`   - `gov results compare`.
 * `pre_commit`- the pre-commit hook's entry point (`gov-pre-commit`).
 """

@@ -9,15 +9,17 @@ commands so that `gov --help` and the hook start fast. Exit codes: 0 clean,
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from governance.cli import check, driver, matrix, merge, pr, sweeps
-from governance.cli.common import state
+from governance.cli import author, check, driver, init, matrix, merge, pr, results, sweeps
+from governance.cli.common import GovGroup, state
 
 app = typer.Typer(
+    cls=GovGroup,
     name="gov",
     help="Changelog-centric merge governance for performance-benchmark repositories.",
     no_args_is_help=True,
@@ -27,12 +29,29 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from governance import __version__
+
+        sys.stdout.write(f"gov {__version__}\n")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def main_options(
     repo: Annotated[
         Path, typer.Option("--repo", "-C", help="Run as if started in this directory.")
     ] = Path("."),
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of crashes.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_print_version,
+            help="Print gov's version and exit.",
+        ),
+    ] = False,
 ) -> None:
     state.repo_path = repo
     state.debug = debug
@@ -40,9 +59,11 @@ def main_options(
 
 # Every command, alphabetical within its family.
 app.command("check")(check.check)
+app.command("add")(author.add)
 app.command("audit")(check.audit)
 app.command("schema")(check.schema)
 app.command("demo")(check.demo)
+app.command("init")(init.init)
 app.command("version")(check.version)
 app.command("matrix")(matrix.matrix)
 app.command("plan")(matrix.plan)
@@ -55,6 +76,7 @@ app.command("install-merge-driver")(driver.install_merge_driver)
 app.command("launch")(sweeps.launch)
 app.add_typer(sweeps.runs_app, name="runs")
 app.add_typer(pr.pr_app, name="pr")
+app.add_typer(results.results_app, name="results")
 
 
 def main() -> None:

@@ -1,7 +1,5 @@
 """`gov check`, `gov audit`, `gov schema`, `gov demo` and `gov version`."""
 
-from __future__ import annotations
-
 import contextlib
 import os
 import sys
@@ -13,20 +11,18 @@ import typer
 
 from governance.cli.common import (
     IGNORE_HELP,
+    CheckFormat,
     add_ignored,
+    emit_check,
     err,
+    format_option,
     guarded,
     open_repo,
     settings_at,
     state,
+    warn_unknown_variables,
 )
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
-
-
-class CheckFormat(StrEnum):
-    text = "text"
-    json = "json"
-    github = "github"
 
 
 @guarded
@@ -62,9 +58,7 @@ def check(
         bool, typer.Option("--no-configs", help="Do not resolve config keys.")
     ] = False,
     full: Annotated[bool, typer.Option("--full", help="Validate the whole base file too.")] = False,
-    output: Annotated[
-        CheckFormat, typer.Option("--format", help="Output format.")
-    ] = CheckFormat.text,
+    output: Annotated[CheckFormat, format_option("Output format.")] = CheckFormat.text,
     repository: Annotated[
         str | None, typer.Option("--repository", help="ORG/NAME for canonical links.")
     ] = None,
@@ -74,16 +68,29 @@ def check(
     ignore: Annotated[
         list[str] | None, typer.Option("--ignore", metavar="CODE", help=IGNORE_HELP)
     ] = None,
+    sweep_preflight: Annotated[
+        bool | None,
+        typer.Option(
+            "--sweep-preflight/--no-sweep-preflight",
+            help="Check the launch scripts of the rows the change triggers (resolution, "
+            "bash -n, engine flag values). Default: the sweep-preflight setting (auto: "
+            "when the scripts folder exists).",
+        ),
+    ] = None,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="First fix what is mechanical in the working tree's appended entries "
+            "(a placeholder spelled otherwise -> XXX, trailing and final whitespace); "
+            "history is never touched.",
+        ),
+    ] = False,
 ) -> None:
     """Validate the changelog change between a base and a head."""
-    from governance.changelog.rules import CheckMode
-    from governance.check.render import (
-        render_github,
-        render_json,
-        render_markdown_summary,
-        render_text,
-    )
-    from governance.check.service import CheckOptions, HeadSource, run_check
+    from governance.changelog.modes import CheckMode
+    from governance.check.answers import check_answer
+    from governance.check.service import CheckOptions, HeadSource
     from governance.core.diagnostics import UsageError
 
     if worktree and staged:
@@ -102,11 +109,14 @@ def check(
         raise UsageError("--expect-pr needs --main", "in PR mode, --pr N already names the PR")
     if exact_base and not base_ref:
         raise UsageError("--exact-base needs --base-ref", "name the commit to compare with")
+    if fix and (staged or head_ref):
+        raise UsageError("--fix edits the working tree", "drop --staged/--head-ref")
+    worktree = worktree or fix
     mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
     source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
     from dataclasses import replace
 
-    from governance.check.trusted import check_settings, settings_change
+    from governance.check.trusted import check_settings
     from governance.git.repo import GitRepo
 
     repo = GitRepo(state.repo_path)
@@ -119,8 +129,10 @@ def check(
         configs=not no_configs,
         full=full,
         exact_base=exact_base,
+        sweep_preflight=sweep_preflight,
     )
     # Settings from the base revision, never from the change being judged.
+    warn_unknown_variables()
     settings, base, label = check_settings(
         repo,
         lambda rev, where: settings_at(repo, rev, where, flags),
@@ -129,21 +141,15 @@ def check(
     )
     settings = add_ignored(settings, ignore)
     options = replace(options, resolved_base=(base, label))
-    result = run_check(repo, settings, options)
-    head_commit = None if source is not HeadSource.REF else repo.resolve(head_ref or "HEAD")
-    changed = settings_change(repo, base, options, head_commit)
-    result.notices += [changed] if changed else []
-    if output is CheckFormat.json:
-        sys.stdout.write(render_json(result))
-    elif output is CheckFormat.github:
-        sys.stdout.write(render_github(result))
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            with open(summary, "a", encoding="utf-8") as handle:
-                handle.write(render_markdown_summary(result))
-    else:
-        sys.stdout.write(render_text(result))
-    raise typer.Exit(EXIT_OK if result.verdict.ok else EXIT_FINDINGS)
+    if fix:
+        from governance.check.authoring import fix_worktree
+
+        fixes = fix_worktree(repo, settings, base_ref, exact_base=exact_base)
+        for item in fixes:
+            err(f"{settings.changelog}:{item.line}: fixed: {item.what}")
+        if not fixes:
+            err(f"{settings.changelog}: nothing to fix mechanically")
+    emit_check(check_answer(repo, settings, options, output.value))
 
 
 class AuditFormat(StrEnum):
@@ -182,9 +188,7 @@ def audit(
     ignore: Annotated[
         list[str] | None, typer.Option("--ignore", metavar="CODE", help=IGNORE_HELP)
     ] = None,
-    output: Annotated[
-        AuditFormat, typer.Option("--format", help="Output format.")
-    ] = AuditFormat.text,
+    output: Annotated[AuditFormat, format_option("Output format.")] = AuditFormat.text,
 ) -> None:
     """Replay history: which commits broke the changelog rules?"""
     import json
@@ -232,8 +236,11 @@ def schema(
             sys.stdout.write(f"wrote {path}\n")
         raise typer.Exit(EXIT_OK)
     stale = schemas.drift(directory)
-    for name in stale:
-        err(f"{directory / name}: out of date with the models")
+    if not directory.is_dir():
+        err(f"{directory}: missing (no such folder)")
+    else:
+        for name, why in stale.items():
+            err(f"{directory / name}: {why}")
     if stale:
         err("  hint: run `gov schema --write` and commit the result")
         raise typer.Exit(EXIT_FINDINGS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -12,8 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from governance.core.diagnostics import (
+    EXIT_FINDINGS,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -21,6 +24,7 @@ from governance.core.diagnostics import (
 )
 
 if TYPE_CHECKING:
+    from governance.check.answers import Answer
     from governance.core.settings import Settings
     from governance.git.repo import GitRepo
 
@@ -39,11 +43,62 @@ def err(text: str) -> None:
     sys.stderr.write(text + "\n")
 
 
+# The formats whose readers are programs: a failure is printed for them too.
+MACHINE_FORMATS = ("json", "jsonl", "github")
+
+
+def formatted_error(output: str | None, message: str, hint: str, exit_code: int) -> None:
+    """Also print a failure to stdout as JSON or an annotation when that
+    `--format` was asked for (the plain message always goes to stderr)."""
+    if output in MACHINE_FORMATS:
+        from governance.check.render import render_error
+
+        sys.stdout.write(render_error(output, message, hint, exit_code))
+
+
+def requested_format(args: list[str]) -> str | None:
+    """The `--format` value among command-line arguments, lower-cased."""
+    for index, arg in enumerate(args):
+        if arg.startswith("--format="):
+            return arg.partition("=")[2].lower()
+        if arg == "--format" and index + 1 < len(args):
+            return args[index + 1].lower()
+    return None
+
+
+# typer's usage error (click's, vendored or not), found without naming click.
+_USAGE_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
+)
+
+
+class GovGroup(TyperGroup):
+    """The `gov` group: a usage error that the parser raises (an unknown
+    option, a bad value) is also printed as JSON or an annotation when the
+    command line asked for that `--format`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta.setdefault("gov.args", list(args))
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _USAGE_ERROR as exc:
+            output = requested_format(ctx.meta.get("gov.args", []))
+            if output not in MACHINE_FORMATS:
+                raise
+            exc.show()  # type: ignore[attr-defined]
+            formatted_error(output, exc.format_message(), "see --help", 2)  # type: ignore[attr-defined]
+            raise typer.Exit(2) from None
+
+
 def guarded(func: F) -> F:
     """Turn GovError into a clean message and exit code; crashes into exit 3."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        output = str(kwargs.get("output", "") or "").lower() or None
         try:
             return func(*args, **kwargs)
         except typer.Exit:
@@ -58,6 +113,7 @@ def guarded(func: F) -> F:
             err(f"gov: error: {exc}")
             if exc.hint and not any(exc.hint == finding.hint for finding in findings):
                 err(f"  hint: {exc.hint}")
+            formatted_error(output, str(exc), exc.hint, exc.exit_code)
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:  # e.g. `gov log KEY | head`: the reader left, not a crash
             sys.stderr.close()
@@ -86,6 +142,7 @@ def open_repo(overrides: dict[str, Any] | None = None) -> tuple[GitRepo, Setting
     from governance.git.repo import GitRepo
 
     repo = GitRepo(state.repo_path)
+    warn_unknown_variables()
     settings = load_settings(
         repo.root,
         origin_url=repo.remotes.url(),
@@ -112,6 +169,14 @@ def settings_at(
         read_file=lambda name: repo.read_blob(revision, name),
         label=label,
     )
+
+
+def warn_unknown_variables() -> None:
+    """A `GOV_*` variable that names no setting is most likely a typo: say so."""
+    from governance.core.settings import unknown_variables
+
+    for name, hint in unknown_variables(os.environ):
+        err(f"gov: warning: {name} is not a gov setting; ignored" + (f" ({hint})" if hint else ""))
 
 
 def _landed_changelog(repo: GitRepo, path: str, main_branch: str) -> bytes | None:
@@ -147,6 +212,25 @@ IGNORE_HELP = (
 )
 
 
+def format_option(help: str = "Output format.") -> Any:
+    """The one `--format` option: its choices, case-insensitive."""
+    return typer.Option("--format", help=help, case_sensitive=False)
+
+
+class Launcher(StrEnum):
+    """Where rows run: this machine, or a Slurm cluster."""
+
+    local = "local"
+    slurm = "slurm"
+
+
+class Scenario(StrEnum):
+    """`--scenario-type`: the scenarios an entry or a matrix is limited to."""
+
+    fixed_seq_len = "fixed-seq-len"
+    agentic_coding = "agentic-coding"
+
+
 class TextOrJson(StrEnum):
     """`--format` of the commands that print either a readable text or JSON."""
 
@@ -162,3 +246,22 @@ def emit(text: str) -> None:
 def emit_json(data: Any) -> None:
     """Write `data` as indented JSON (non-ASCII kept readable)."""
     emit(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+class CheckFormat(StrEnum):
+    """`--format` of the commands that print a check result."""
+
+    text = "text"
+    json = "json"
+    github = "github"
+
+
+def emit_check(found: Answer) -> None:
+    """Print a check's answer (and its step summary, for `github`); exit 0
+    (clean) or 1 (findings)."""
+    sys.stdout.write(found.stdout)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if found.summary and summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(found.summary)
+    raise typer.Exit(EXIT_OK if found.ok else EXIT_FINDINGS)

@@ -1,7 +1,5 @@
 """`gov merge-driver` and `gov install-merge-driver`; registered in `governance.cli.app`."""
 
-from __future__ import annotations
-
 import os
 import shutil
 import sys

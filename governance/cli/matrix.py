@@ -1,15 +1,13 @@
 """`gov matrix`, `gov plan` and `gov log`: the matrix engine's commands;
 registered in `governance.cli.app`."""
 
-from __future__ import annotations
-
 import sys
 from enum import StrEnum
 from typing import Annotated
 
 import typer
 
-from governance.cli.common import TextOrJson, err, guarded, open_repo
+from governance.cli.common import Scenario, TextOrJson, err, format_option, guarded, open_repo
 from governance.core.diagnostics import EXIT_FINDINGS
 
 
@@ -18,15 +16,29 @@ def matrix(
     config_key: Annotated[
         list[str], typer.Option("--config-key", help="Config key or glob (repeatable).")
     ],
-    no_evals: Annotated[bool, typer.Option("--no-evals")] = False,
-    evals_only: Annotated[bool, typer.Option("--evals-only")] = False,
-    all_evals: Annotated[bool, typer.Option("--all-evals")] = False,
-    scenario_type: Annotated[list[str] | None, typer.Option("--scenario-type")] = None,
+    no_evals: Annotated[
+        bool, typer.Option("--no-evals", help="Mark no row as an eval (throughput rows only).")
+    ] = False,
+    evals_only: Annotated[
+        bool,
+        typer.Option("--evals-only", help="Keep only the rows marked as evals (eval-only: true)."),
+    ] = False,
+    all_evals: Annotated[
+        bool,
+        typer.Option(
+            "--all-evals",
+            help="Every 8k1k single-node and agentic row is an eval; keep only those.",
+        ),
+    ] = False,
+    scenario_type: Annotated[
+        list[Scenario] | None,
+        typer.Option("--scenario-type", help="Only rows of this scenario (repeatable)."),
+    ] = None,
     rev: Annotated[
         str | None,
         typer.Option("--rev", help="Read master configs at REV (default: working tree)."),
     ] = None,
-    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.json,
+    output: Annotated[TextOrJson, format_option()] = TextOrJson.json,
 ) -> None:
     """The benchmark rows of the named configs (the reference generator's test-config)."""
     from governance.core.diagnostics import UsageError
@@ -41,7 +53,8 @@ def matrix(
     catalog = (
         sources.catalog_at(repo, rev, cache) if rev else sources.catalog_in_worktree(repo, cache)
     )
-    rows = sources.matrix_rows(catalog, config_key, mode, scenario_type)
+    scenarios = [s.value for s in scenario_type] if scenario_type else None
+    rows = sources.matrix_rows(catalog, config_key, mode, scenarios)
     sys.stdout.write(
         render.rows_json(rows) if output is TextOrJson.json else render.rows_text(rows)
     )
@@ -69,45 +82,55 @@ def plan(
             "--exact-base", help="Diff from --base-ref itself (two-dot), not the merge-base."
         ),
     ] = False,
-    trim_conc: Annotated[bool, typer.Option("--trim-conc")] = False,
-    evals_only: Annotated[bool, typer.Option("--evals-only")] = False,
-    all_evals: Annotated[bool, typer.Option("--all-evals")] = False,
-    output: Annotated[PlanFormat, typer.Option("--format")] = PlanFormat.json,
+    trim_conc: Annotated[
+        bool,
+        typer.Option(
+            "--trim-conc", help="Throughput rows at the lowest concurrency of each recipe only."
+        ),
+    ] = False,
+    evals_only: Annotated[
+        bool,
+        typer.Option("--evals-only", help="Plan as if every entry were evals-only."),
+    ] = False,
+    all_evals: Annotated[
+        bool, typer.Option("--all-evals", help="Plan as if every entry were all-evals.")
+    ] = False,
+    output: Annotated[PlanFormat, format_option()] = PlanFormat.json,
 ) -> None:
     """The whole sweep a change triggers: appended entries -> bucketed rows."""
+    from governance.check.answers import plan_answer
     from governance.check.service import resolve_base
     from governance.core.diagnostics import UsageError
-    from governance.matrix import render, sources
 
     if exact_base and not base_ref:
         raise UsageError("--exact-base needs --base-ref", "name the commit to diff from")
     repo, settings = open_repo()
     head = repo.resolve(head_ref)
+    if repo.blob_id(head, settings.changelog) is None:
+        raise UsageError(
+            f"{settings.changelog} does not exist at {head_ref}",
+            "run gov at the root of the benchmark repository, or set `changelog` in [tool.gov]",
+        )
     base, label = resolve_base(repo, settings, base_ref, head, exact=exact_base)
     err(f"gov plan: base {label}")
-    result = sources.plan_between(
-        repo,
-        # echoed in changelog_metadata: the name given when it is the base itself
-        base_ref if base_ref and repo.resolve(base_ref) == base else base,
-        head_ref,
-        trim_conc=trim_conc,
-        evals_only=evals_only,
-        all_evals=all_evals,
-        changelog_path=settings.changelog,
-        cache=sources.default_cache(repo),
+    # echoed in changelog_metadata: the name given when it is the base itself
+    echo = (base_ref if base_ref and repo.resolve(base_ref) == base else base, head_ref)
+    flags = " ".join(
+        name
+        for name, on in (
+            ("trim-conc", trim_conc),
+            ("evals-only", evals_only),
+            ("all-evals", all_evals),
+        )
+        if on
     )
-    renderers = {
-        PlanFormat.json: render.plan_json,
-        PlanFormat.text: render.plan_text,
-        PlanFormat.markdown: render.plan_markdown,
-    }
-    sys.stdout.write(renderers[output](result))
+    sys.stdout.write(plan_answer(repo, settings, base, head, echo, flags, output.value).stdout)
 
 
 @guarded
 def log(
     config_key: Annotated[str, typer.Argument(help="The config key whose history to show.")],
-    rev: Annotated[str, typer.Option("--rev")] = "HEAD",
+    rev: Annotated[str, typer.Option("--rev", help="Read the changelog at REV.")] = "HEAD",
 ) -> None:
     """Every changelog entry that named a config key, oldest first."""
     from governance.core.diagnostics import UsageError

@@ -1,15 +1,22 @@
 """`gov` commands for the merge area; registered on the app in `governance.cli.app`:
 `canonicalize`, `resolve-conflict` and `prepare-merge` (docs/prepare-merge.md)."""
 
-from __future__ import annotations
-
 import sys
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli.common import TextOrJson, guarded, open_repo, settings_at, state
+from governance.cli.common import (
+    Launcher,
+    TextOrJson,
+    format_option,
+    guarded,
+    open_repo,
+    settings_at,
+    state,
+    warn_unknown_variables,
+)
 
 if TYPE_CHECKING:
     from governance.merge.worktree_edits import EditOutcome
@@ -20,7 +27,7 @@ class ForgeKind(StrEnum):
     github = "github"
 
 
-def _say_rewrites(outcome: EditOutcome) -> None:
+def _say_rewrites(outcome: "EditOutcome") -> None:
     for rewrite in outcome.result.rewrites:
         sys.stdout.write(f"{outcome.path}:{rewrite.line}: pr-link {rewrite.old} -> {rewrite.new}\n")
 
@@ -88,9 +95,7 @@ def prepare_merge(
         list[str] | None,
         typer.Option("--required-check", help="Check that must pass (repeatable)."),
     ] = None,
-    output: Annotated[
-        TextOrJson, typer.Option("--format", help="Report format.")
-    ] = TextOrJson.text,
+    output: Annotated[TextOrJson, format_option("Report format.")] = TextOrJson.text,
     sweep: Annotated[
         bool | None,
         typer.Option(
@@ -100,8 +105,8 @@ def prepare_merge(
         ),
     ] = None,
     launcher: Annotated[
-        str, typer.Option("--launcher", help="Where rerun rows run: local or slurm.")
-    ] = "local",
+        Launcher, typer.Option("--launcher", help="Where rerun rows run.")
+    ] = Launcher.local,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Rows at a time.")] = 1,
     rerun_all: Annotated[
         bool, typer.Option("--rerun-all", help="Reuse nothing: run every row again.")
@@ -124,6 +129,7 @@ def prepare_merge(
     from governance.merge.sweep_step import SweepOptions, reuse_mode, sweep_hook
 
     repo = GitRepo(state.repo_path)
+    warn_unknown_variables()
     main = main_branch or os.environ.get("GOV_MAIN_BRANCH") or "main"
     on_github = forge is ForgeKind.github
     if on_github:  # main as the forge has it now: its settings decide
@@ -148,7 +154,7 @@ def prepare_merge(
         check_timeout=check_timeout,
     )
     mode = reuse_mode(rerun_all=rerun_all, reuse_only=reuse_only)
-    hook = sweep_hook(repo, settings, sweep, SweepOptions(launcher, mode, parallel))
+    hook = sweep_hook(repo, settings, sweep, SweepOptions(launcher.value, mode, parallel))
     report = run(repo, settings, the_forge, options, sweep=hook)
     render = render_json if output is TextOrJson.json else render_text
     sys.stdout.write(render(report))

@@ -1,15 +1,13 @@
 """`gov pr ...`: pull requests on the embedded local forge (SQLite under
 `.git/gov/`); registered in `governance.cli.app`."""
 
-from __future__ import annotations
-
 from dataclasses import asdict
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli.common import TextOrJson, emit, emit_json, guarded, open_repo
+from governance.cli.common import TextOrJson, emit, emit_json, format_option, guarded, open_repo
 
 if TYPE_CHECKING:
     from governance.forge.local import LocalForge
@@ -40,7 +38,7 @@ class Conclusion(StrEnum):
     action_required = "action_required"
 
 
-def _forge() -> LocalForge:
+def _forge() -> "LocalForge":
     from governance.forge.local import LocalForge
 
     repo, settings = open_repo()
@@ -55,7 +53,8 @@ def pr_open_command(
     ],
     branch: Annotated[str, typer.Option("--branch", help="Existing local head branch.")],
     title: Annotated[
-        str | None, typer.Option("--title", help="Title (default: the tip's subject).")
+        str | None,
+        typer.Option("--title", help="Title (default: the subject of the branch's first commit)."),
     ] = None,
     label: Annotated[list[str] | None, typer.Option("--label", help="Label (repeatable).")] = None,
     base: Annotated[
@@ -76,7 +75,7 @@ def pr_open_command(
 @guarded
 def pr_list_command(
     state: Annotated[ListState, typer.Option("--state", help="Which PRs.")] = ListState.open,
-    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
+    output: Annotated[TextOrJson, format_option()] = TextOrJson.text,
 ) -> None:
     """List pull requests, lowest number first."""
     from governance.forge.local import pr_list
@@ -93,7 +92,7 @@ def pr_list_command(
 @guarded
 def pr_show_command(
     number: Annotated[int, typer.Argument(help="The PR number.")],
-    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
+    output: Annotated[TextOrJson, format_option()] = TextOrJson.text,
 ) -> None:
     """Show one pull request with its comments and the checks on its head."""
     from governance.forge.local import pr_show

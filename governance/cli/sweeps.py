@@ -4,8 +4,6 @@
 ledger. Heavy imports stay inside the commands (the hook must start fast).
 """
 
-from __future__ import annotations
-
 import json
 import sys
 from collections.abc import Sequence
@@ -14,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli.common import TextOrJson, guarded, open_repo
+from governance.cli.common import Launcher, TextOrJson, format_option, guarded, open_repo
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 if TYPE_CHECKING:
@@ -22,22 +20,50 @@ if TYPE_CHECKING:
     from governance.sweeps.ledger import LedgerRun
 
 
-def _dry_run_text(resolved: Sequence[Resolved], scripts_root: Path) -> str:
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
+    from governance.sweeps.dispatch import multinode_counts
+
     lines = []
     root = scripts_root.resolve()
     for item in resolved:
-        if item.ok and item.script is not None:
-            try:
-                shown = item.script.relative_to(root)
-            except ValueError:
-                shown = item.script
-            lines.append(f"{item.row.where}  {item.key}  -> {shown}")
+        found = item.resolution
+        if item.ok and found is not None and found.kind != "script":
+            where = "srt-slurm checkout" if found.kind == "external" else "repository"
+            runner = found.runner_missing or (_shown(item.script, root) if item.script else "")
+            missing = " (missing)" if found.runner_missing else ""
+            lines.append(
+                f"{item.row.where}  {item.key}  -> recipe {found.recipe} ({where}) "
+                f"via {runner}{missing}"
+            )
+        elif item.ok and item.script is not None:
+            lines.append(f"{item.row.where}  {item.key}  -> {_shown(item.script, root)}")
         else:
             lines.append(f"{item.row.where}  {item.key}  !! {item.code} {item.problem}")
             for tried in item.tried:
                 lines.append(f"      tried {tried}")
     ok = sum(1 for r in resolved if r.ok)
-    lines.append(f"{ok} of {len(resolved)} rows resolve to a script under {scripts_root}")
+    lines.append(f"{ok} of {len(resolved)} rows resolve to a script or recipe under {scripts_root}")
+    counts = multinode_counts(resolved)
+    if counts.total:
+        lines.append(
+            f"multi-node rows: {counts.total}: {counts.resolved} resolved ({counts.scripts} script, "
+            f"{counts.recipes} repository recipe), {counts.external} external recipe, "
+            f"{sum(counts.unresolvable.values())} unresolvable"
+        )
+        for reason, n in sorted(counts.unresolvable.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  unresolvable: {n} {reason}")
+        for runner, n in sorted(counts.runner_missing.items()):
+            lines.append(
+                f"  note: {n} recipe rows run through {runner}, which the scripts folder lacks: "
+                "they cannot be launched from here"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -46,7 +72,9 @@ def launch(
     plan_file: Annotated[
         Path, typer.Option("--plan", help="A plan document: what `gov plan --format json` prints.")
     ],
-    launcher: Annotated[str, typer.Option("--launcher", help="local or slurm.")] = "local",
+    launcher: Annotated[
+        Launcher, typer.Option("--launcher", help="Where the rows run.")
+    ] = Launcher.local,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Rows at a time.")] = 1,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show each row's script (or why none); run nothing.")
@@ -86,14 +114,14 @@ def launch(
         rows,
         resolver,
         paths.results,
-        machine=machine_name(launcher),
+        machine=machine_name(launcher.value),
         timeout_seconds=timeout,
         build=not dry_run,
     )
     if dry_run:
         sys.stdout.write(_dry_run_text(resolved, paths.scripts))
         raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
-    runner = get_launcher(launcher, settings, paths.results)
+    runner = get_launcher(launcher.value, settings, paths.results)
     ready = sum(1 for r in resolved if r.ok)
     with Ledger(paths.ledger) as ledger:
         result = launch_rows(
@@ -105,6 +133,9 @@ def launch(
             parallel=parallel,
             on_event=Progress(ready),
         )
+    from governance.results.archive import keep_launch
+
+    keep_launch(paths.results, result.outcomes, result.run_ids)  # for `gov results compare`
     for outcome in result.outcomes:
         detail = f"  ({outcome.detail})" if outcome.detail else ""
         sys.stdout.write(
@@ -124,7 +155,7 @@ runs_app = typer.Typer(
 )
 
 
-def _runs_out(runs: Sequence[LedgerRun], output: TextOrJson) -> None:
+def _runs_out(runs: "Sequence[LedgerRun]", output: TextOrJson) -> None:
     if output is TextOrJson.json:
         sys.stdout.write(json.dumps([r.to_dict() for r in runs], indent=1) + "\n")
         return
@@ -136,26 +167,61 @@ def _runs_out(runs: Sequence[LedgerRun], output: TextOrJson) -> None:
         )
 
 
+def _commit_out(commit: str, rows: "Sequence[tuple[str, LedgerRun]]", output: TextOrJson) -> None:
+    if output is TextOrJson.json:
+        data = [{"origin": origin, **run.to_dict()} for origin, run in rows]
+        sys.stdout.write(json.dumps(data, indent=1) + "\n")
+        return
+    for origin, r in rows:
+        at = "here" if r.commit_sha == commit else f"at {r.commit_sha[:12]}"
+        sys.stdout.write(
+            f"{r.job_key:<34} {origin:<8} run {r.id:<5} {at:<15} {r.status:<10} {r.result_path}\n"
+        )
+    measured = sum(1 for origin, _ in rows if origin == "measured")
+    sys.stdout.write(
+        f"{commit[:12]}: {len(rows)} row(s), {measured} measured, {len(rows) - measured} reused\n"
+    )
+
+
 @runs_app.command("list")
 @guarded
 def runs_list(
     pr: Annotated[int | None, typer.Option("--pr", min=1, help="Only runs of PR N.")] = None,
-    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
+    commit: Annotated[
+        str | None,
+        typer.Option(
+            "--commit",
+            help="What this commit's results are made of: per row its result folder, "
+            "measured or reused.",
+        ),
+    ] = None,
+    output: Annotated[TextOrJson, format_option()] = TextOrJson.text,
 ) -> None:
-    """Every recorded run, oldest first."""
+    """Every recorded run, oldest first (or, with --commit, one commit's rows)."""
+    from governance.core.diagnostics import UsageError
     from governance.sweeps.dispatch import sweep_paths
     from governance.sweeps.ledger import Ledger
 
     repo, settings = open_repo()
+    if commit is not None and pr is not None:
+        raise UsageError("--commit and --pr do not combine", "pass one of them")
+    sha = repo.resolve(commit) if commit is not None else ""
     with Ledger(sweep_paths(repo.root, repo.git_dir, settings).ledger) as ledger:
-        _runs_out(ledger.runs(pr=pr), output)
+        if commit is None:
+            _runs_out(ledger.runs(pr=pr), output)
+            return
+        rows = ledger.for_commit(sha)
+    _commit_out(sha, rows, output)
+    if not rows:
+        sys.stderr.write(f"gov: no result of commit {sha[:12]} in the run ledger\n")
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 @runs_app.command("show")
 @guarded
 def runs_show(
     fingerprint: Annotated[str, typer.Argument(help="A recipe fingerprint or its hex prefix.")],
-    output: Annotated[TextOrJson, typer.Option("--format")] = TextOrJson.text,
+    output: Annotated[TextOrJson, format_option()] = TextOrJson.text,
 ) -> None:
     """The runs of one recipe (all concurrencies)."""
     from governance.core.diagnostics import UsageError

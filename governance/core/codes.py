@@ -222,6 +222,19 @@ _RULES = (
     ),
     Rule("GOV704", "reuse-only-needs-run", "in reuse-only mode no row may need a fresh run"),
     Rule("GOV705", "row-failed", "every launched row succeeds and leaves its result file"),
+    Rule("GOV706", "launch-rejected", "the cluster accepts every job a launch submits"),
+    # -- PR-time preflight of the scripts a sweep will run (docs/sweeps.md) --
+    Rule("GOV711", "script-syntax", "every launch script a PR's rows run passes `bash -n`"),
+    Rule(
+        "GOV712",
+        "script-not-runnable",
+        "an executable launch script starts with a `#!` line (else it is run through bash)",
+    ),
+    Rule(
+        "GOV713",
+        "engine-flag-value",
+        "a serving-engine flag value is one that engine's scripts use (a warning)",
+    ),
     # -- settings (reported, not failing: docs/security.md) -----------------
     Rule(
         "GOV801",

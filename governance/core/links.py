@@ -108,7 +108,11 @@ def repository_from_links(data: bytes, window: int = 50) -> str | None:
     """The repository a changelog belongs to, as its own links say: the most
     frequent ORG/NAME among its last `window` pull-request links (links to
     other projects' PRs are the minority); a tie goes to the most recent."""
-    recent = [m.group(1) for m in _PULL_LINK.finditer(data)][-window:]
+    # Appended entries sit at the end: the tail usually holds enough links.
+    recent = [m.group(1) for m in _PULL_LINK.finditer(data, max(0, len(data) - 65536))]
+    if len(recent) < window:
+        recent = [m.group(1) for m in _PULL_LINK.finditer(data)]
+    recent = recent[-window:]
     if not recent:
         return None
     counts: dict[bytes, int] = {}

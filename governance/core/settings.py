@@ -51,6 +51,13 @@ class Settings:
     # prepare-merge sweeps (reuses the PR's results, launches the rest on this
     # machine) only when asked: --sweep, or this setting.
     sweep_on_merge: bool = False
+    # `gov check` preflights the launch scripts of the rows a change triggers:
+    # "auto" (when the scripts folder exists), "true" or "false"; --sweep-preflight.
+    sweep_preflight: str = "auto"
+    # Preflight warnings (GOV713) fail the check too.
+    preflight_warnings_fail: bool = False
+    # `gov results compare`: a relative change past this many percent is flagged.
+    results_threshold: str = "5"
     # Stricter-than-reference codes this repository phases in (docs/rules.md).
     ignore: tuple[str, ...] = ()
     # Former ORG/NAMEs of the repository: links to them are history only
@@ -81,9 +88,29 @@ class Settings:
 
 _LIST_KEYS = {"master_configs", "placeholders", "sweep_labels", "ignore", "former_repositories"}
 _TABLE_KEYS = {"script_names"}
-_BOOL_KEYS = {"sweep_on_merge"}
+_BOOL_KEYS = {"sweep_on_merge", "preflight_warnings_fail"}
 _NOT_KEYS = {"source", "repository_from"}
 KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name not in _NOT_KEYS}
+# GOV_* variables that are not settings: what gov hands a launch script, and
+# the crash hook of the merge tests.
+OTHER_VARIABLES = frozenset({"GOV_ROW_JSON", "GOV_TEST_CRASH_AFTER"})
+
+
+def variable_names() -> dict[str, str]:
+    """{GOV_NAME: setting key} of every setting."""
+    return {f"GOV_{name.upper()}": key for key, name in KEYS.items()}
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(name, did-you-mean hint) of each `GOV_*` variable that is no setting."""
+    known = variable_names()
+    return [
+        (name, did_you_mean(name, known, limit=1))
+        for name in sorted(environ)
+        if name.startswith("GOV_") and name not in known and name not in OTHER_VARIABLES
+    ]
+
+
 _SLUG = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
 
@@ -114,6 +141,24 @@ def _coerce(key: str, value: Any, where: str) -> Any:
                         f'e.g. {key} = ["InferenceMAX/InferenceMAX"]',
                     )
         return tuple(value)
+    if name == "sweep_preflight":
+        text = str(value).strip().lower() if isinstance(value, (str, bool)) else ""
+        text = {"1": "true", "0": "false"}.get(text, text)
+        if text not in ("auto", "true", "false"):
+            raise UsageError(
+                f"{where}: `{key}` must be auto, true or false", f'e.g. {key} = "auto"'
+            )
+        return text
+    if name == "results_threshold":
+        try:
+            number = float(value) if isinstance(value, (str, int, float)) else -1.0
+        except ValueError:
+            number = -1.0
+        if not 0 <= number < 1e6:
+            raise UsageError(
+                f"{where}: `{key}` must be a percentage (a number >= 0)", f"e.g. {key} = 5"
+            )
+        return str(number)
     if not isinstance(value, str) or not value:
         raise UsageError(f"{where}: `{key}` must be a non-empty string", f'e.g. {key} = "..."')
     if name == "repository" and not _SLUG.fullmatch(value):

@@ -18,10 +18,10 @@ from typing import Any
 from governance.core.diagnostics import UsageError
 
 # Paths gov reads from the repository (a commit's tree or the working tree).
-_REPO_PATHS = {"changelog", "runners", "scripts"}
+_REPO_PATHS = {"changelog", "runners"}
 _REPO_PATH_LISTS = {"master_configs"}
-# Paths of gov's own output, which may live outside the repository.
-_OUTPUT_PATHS = {"results", "ledger"}
+# Paths that may live outside the repository (gov's own output; an outside scripts folder).
+_OUTPUT_PATHS = {"results", "ledger", "scripts"}  # scripts may live outside (read from disk)
 # The number group of `pr-subject-pattern`: digits and nothing else.
 _NUMBER_GROUP = re.compile(r"\((?:\?P<\w+>)?(?:\\d|\[0-9\])\+\)")
 _BRANCH = re.compile(r"[A-Za-z0-9._/-]+")

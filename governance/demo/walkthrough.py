@@ -4,7 +4,8 @@ Builds a throwaway repository from the shipped example (`perf-changelog.yaml`,
 `configs/`), opens PR #2194 on the local forge, shows `gov check` rejecting
 `pr-link: PLACEHOLDER` at the line with the fix, fixes it, lets main move,
 then runs `gov prepare-merge --pr 2194` in-process: merge main into the PR,
-resolve the changelog, canonicalize the link, check, plan, squash-merge.
+resolve the changelog, canonicalize the link, check, plan, squash-merge, and
+ends with what #2194 measured beside main's newest results (`gov results compare`).
 Nothing is left behind.
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from governance.changelog.rules import CheckMode
+from governance.changelog.modes import CheckMode
 from governance.check.render import render_text
 from governance.check.service import CheckOptions, run_check
 from governance.core.diagnostics import UsageError
@@ -28,6 +29,10 @@ from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.report import render_text as render_report
 from governance.merge.sweep_service import sweep_after_merge
 from governance.merge.sweep_step import SweepAfterMerge, SweepOptions
+from governance.results.render import render_text as render_comparison
+from governance.results.service import compare_pr
+from governance.sweeps.dispatch import sweep_paths
+from governance.sweeps.ledger import Ledger
 from governance.sweeps.reuse import ReuseMode
 
 EXAMPLE_FILES = (
@@ -177,7 +182,18 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
     say(render_report(report))
     if not report.ok:
         return False
+    with Ledger(sweep_paths(repo.root, repo.git_dir, settings).ledger) as ledger:
+        landed = ledger.for_commit(report.merge_commit)
+    reused = sum(1 for origin, _run in landed if origin == "reused")
+    say(
+        f"== `gov runs list --commit {report.merge_commit[:10]}`: {len(landed)} result rows, "
+        f"{len(landed) - reused} measured for the merge, {reused} reused from PR #{PR}'s head"
+    )
     tail = (repo.read_blob("main", "perf-changelog.yaml") or b"").decode().rstrip("\n")
     say(f"== PR #{PR} squash-merged as {report.merge_commit[:10]}; main's changelog now ends with:")
     say("\n".join(tail.splitlines()[-14:]))
+
+    # 6. What #2194 measured, beside main's newest result of each config.
+    say(f"== gov results compare --pr {PR} (--format markdown|json|html for the PR comment):")
+    say(render_comparison(compare_pr(repo, settings, PR)))
     return True

@@ -68,6 +68,12 @@ class LocalForge(Forge):
     def __repr__(self) -> str:
         return f"LocalForge({str(self.db_path)!r}, main_branch={self.main_branch!r})"
 
+    def _first_subject(self, base: str, head: str) -> str:
+        """The subject of the branch's first commit since it forked from
+        `base` (what the PR is about), else the tip's."""
+        commits = self.repo.commits_between(f"refs/heads/{base}", head)
+        return self.repo.commit_subject(commits[0] if commits else head)
+
     def _stamp(self) -> str:
         return self._now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -128,7 +134,7 @@ class LocalForge(Forge):
             )
         if self.repo.ref_sha(f"refs/heads/{base}") is None:
             raise ForgeError(f"no local base branch '{base}'", "pass the main branch name")
-        title = one_line(title or "") or one_line(self.repo.commit_subject(head))
+        title = one_line(title or "") or one_line(self._first_subject(base, head))
         stamp = self._stamp()
         with self.db.connect(write=True) as conn:
             if conn.execute("SELECT 1 FROM pulls WHERE number = ?", (number,)).fetchone():

@@ -1,6 +1,7 @@
 """Floor 2, git access: the only package that imports gitpython.
 
 * `repo`      - `GitRepo`: open a repository; refs, blobs, history, local config.
+* `catfile`   - object reads through one long-lived `git cat-file` process.
 * `objects`   - write blobs, trees, commits; merges in memory (`GitRepo.objects`).
 * `worktrees` - HEAD, the index, the working tree, linked worktrees (`GitRepo.worktree`).
 * `remotes`   - remote URLs, fetch, push with a lease (`GitRepo.remotes`).

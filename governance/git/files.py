@@ -66,3 +66,17 @@ def read_inside(root: Path, path: str) -> bytes | None:
     fd = os.open(root / path, flags)
     with os.fdopen(fd, "rb") as handle:
         return handle.read()
+
+
+def entry_mode(tree: bytes, name: str) -> int | None:
+    """The mode of entry `name` in a raw git tree object (None: absent).
+    Entries are `<octal mode> <name>\\0<20-byte id>`."""
+    want = name.encode("utf-8", "surrogateescape")
+    at = 0
+    while at < len(tree):
+        space = tree.index(b" ", at)
+        nul = tree.index(b"\0", space)
+        if tree[space + 1 : nul] == want:
+            return int(tree[at:space], 8)
+        at = nul + 21
+    return None

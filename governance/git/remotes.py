@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from governance.core.diagnostics import UsageError
@@ -11,16 +15,26 @@ if TYPE_CHECKING:
 
 
 class Remotes:
-    """The remotes of one repository (`GitRepo.remotes`)."""
+    """The remotes of one repository (`GitRepo.remotes`). Reading a URL is a
+    plain config read; gitpython is opened only to fetch or push."""
 
-    def __init__(self, handle: git.Repo) -> None:
-        self._repo = handle
+    def __init__(self, root: Path, handle: Callable[[], git.Repo]) -> None:
+        self._root = root
+        self._handle = handle
+
+    @cached_property
+    def _repo(self) -> git.Repo:
+        return self._handle()
 
     def url(self, name: str = "origin") -> str | None:
-        try:
-            return self._repo.remote(name).url
-        except ValueError:
-            return None
+        done = subprocess.run(
+            ["git", "config", "--get", f"remote.{name}.url"],
+            cwd=self._root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return done.stdout.strip() or None if done.returncode == 0 else None
 
     def fetch(self, remote: str, refspec: str) -> None:
         import git

@@ -10,14 +10,17 @@ so every git process started here runs with those variables removed.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from governance.core.diagnostics import UsageError
-from governance.git.files import read_inside, require_regular
+from governance.git.catfile import CatFile
+from governance.git.files import entry_mode, read_inside, require_regular
 from governance.git.objects import Objects
 from governance.git.remotes import Remotes
 from governance.git.worktrees import Worktree
@@ -53,39 +56,89 @@ class CommitInfo:
     subject: str
 
 
+# What opening a repository asks git, in one process (a bare repository
+# answers the first three lines, then refuses --show-toplevel).
+_REV_PARSE_FACTS = (
+    "git",
+    "rev-parse",
+    "--is-bare-repository",
+    "--path-format=absolute",
+    "--git-common-dir",
+    "--absolute-git-dir",
+    "--show-toplevel",
+)
+
+
 class GitRepo:
-    """A repository on disk, opened once per command."""
+    """A repository on disk, opened once per command.
+
+    Opening costs one `git rev-parse`; plain object reads (refs, blobs, the
+    index) go through one `git cat-file` process (`catfile`), and gitpython,
+    the model behind `objects`, `worktree` and `remotes`, is imported the
+    first time one of those is used, so the everyday read-only doors never
+    pay for it.
+    """
 
     def __init__(self, path: str | Path = ".") -> None:
-        import git  # gitpython, imported lazily so `gov --help` stays fast
-
         strip_leaked_git_env()
+        where = Path(os.path.abspath(path))  # lexically: `sub/..` need not exist
         try:
-            self._repo = git.Repo(path, search_parent_directories=True)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            done = subprocess.run(
+                [*_REV_PARSE_FACTS],
+                cwd=where,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        except (FileNotFoundError, NotADirectoryError) as exc:
             raise UsageError(
-                f"not a git repository: {Path(path).resolve()}",
+                f"not a git repository: {where.resolve()}",
                 "run gov inside a git checkout, or pass --repo PATH",
             ) from exc
-        self._git_module = git
+        facts = done.stdout.splitlines()
+        if len(facts) < 3 or (facts[0] != "true" and len(facts) < 4):
+            raise UsageError(
+                f"not a git repository: {where.resolve()}",
+                "run gov inside a git checkout, or pass --repo PATH",
+            )
+        self._common_dir = Path(facts[1])
+        self._own_git_dir = Path(facts[2])
+        self._root = Path(facts[3]) if facts[0] != "true" else self._own_git_dir
+        self._objects = CatFile(self._root)
         # Bounded: a history replay reads thousands of blobs; memory must not
         # grow with history length.
         self._blob_cache: OrderedDict[tuple[str, str], bytes | None] = OrderedDict()
+
+    @cached_property
+    def _repo(self) -> Any:  # git.Repo
+        import git  # gitpython: only for what changes the repository
+
+        return git.Repo(self._root)
+
+    @cached_property
+    def _git_module(self) -> Any:
+        import git
+
+        return git
+
+    def _git(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """A plain git query (no gitpython): stdout as text, never raising."""
+        return subprocess.run(
+            ["git", *args], cwd=self._root, capture_output=True, text=True, check=False
+        )
 
     # -- basic facts -----------------------------------------------------
 
     @property
     def root(self) -> Path:
-        if self._repo.working_tree_dir is None:
-            return Path(self._repo.git_dir)
-        return Path(self._repo.working_tree_dir)
+        return self._root
 
     @property
     def git_dir(self) -> Path:
-        return Path(self._repo.common_dir)
+        return self._common_dir
 
     def is_shallow(self) -> bool:
-        return (Path(self._repo.git_dir) / "shallow").exists()
+        return (self._own_git_dir / "shallow").exists()
 
     @cached_property
     def objects(self) -> Objects:
@@ -97,46 +150,41 @@ class GitRepo:
 
     @cached_property
     def remotes(self) -> Remotes:
-        return Remotes(self._repo)
+        return Remotes(self._root, lambda: self._repo)
 
     # -- refs ------------------------------------------------------------
 
     def resolve(self, ref: str) -> str:
         """Full commit SHA of `ref`, or a UsageError that names it."""
-        git = self._git_module
-        try:
-            return self._repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
-        except git.GitCommandError as exc:
+        info = None if ref.startswith("-") else self._objects.info(f"{ref}^{{commit}}")
+        if info is None:
             hint = "check the spelling, or fetch it first (git fetch origin)"
             if self.is_shallow():
                 hint = "this is a shallow clone: run `git fetch --unshallow`, or pass --base-ref"
-            raise UsageError(f"unknown git revision '{ref}'", hint) from exc
+            raise UsageError(f"unknown git revision '{ref}'", hint)
+        return info.sha
 
     def merge_base(self, a: str, b: str) -> str:
-        git = self._git_module
-        try:
-            out = self._repo.git.merge_base(a, b)
-        except git.GitCommandError as exc:
+        done = self._git("merge-base", "--end-of-options", a, b)
+        if done.returncode != 0 or not done.stdout.strip():
             if self.is_shallow():
                 raise UsageError(
                     f"no merge-base between {a} and {b}: this is a shallow clone",
                     "run `git fetch --unshallow` (or fetch more history), or pass --base-ref",
-                ) from exc
+                )
             raise UsageError(
                 f"no merge-base between {a} and {b}",
                 "the branches share no history; pass --base-ref explicitly",
-            ) from exc
-        return out.strip()
+            )
+        return done.stdout.split()[0]
 
     # -- content ---------------------------------------------------------
 
     def blob_id(self, commit: str, path: str) -> str | None:
-        """Blob SHA of `path` at `commit`, or None when the file is absent."""
-        try:
-            out = self._repo.git.rev_parse("--verify", "--quiet", f"{commit}:{path}")
-        except self._git_module.GitCommandError:
-            return None
-        return out.strip() or None
+        """Blob SHA of `path` at `commit` (or inside a tree), None when absent
+        or not a file."""
+        info = self._objects.info(f"{commit}:{path}")
+        return info.sha if info is not None and info.type == "blob" else None
 
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """Bytes of `path` at `commit`; None when absent. Cached per (commit, path)."""
@@ -146,38 +194,53 @@ class GitRepo:
         if key in self._blob_cache:
             self._blob_cache.move_to_end(key)
             return self._blob_cache[key]
-        try:
-            tree = self._repo.commit(commit).tree
-            blob = tree / path
-        except (KeyError, ValueError, self._git_module.BadName):
-            blob = None
-        data: bytes | None = None
-        if blob is not None:
-            require_regular(blob.type, blob.mode, path, f"at {commit[:10]}")
-            data = blob.data_stream.read()
+        self._require_regular_at(commit, path)
+        found = self._objects.contents(f"{commit}:{path}")
+        data = found[1] if found is not None and found[0].type == "blob" else None
         self._blob_cache[key] = data
         while len(self._blob_cache) > _BLOB_CACHE_SIZE:
             self._blob_cache.popitem(last=False)
         return data
 
+    def _require_regular_at(self, commit: str, path: str) -> None:
+        """Refuse (exit 2) a symlink, submodule or folder at `path` in `commit`:
+        the mode of its entry in the parent tree, through the batch reader."""
+        parent, _, name = path.rpartition("/")
+        tree = self._objects.contents(f"{commit}:{parent}" if parent else f"{commit}^{{tree}}")
+        if tree is None or tree[0].type != "tree":
+            return
+        mode = entry_mode(tree[1], name)
+        if mode is not None:
+            kind = "tree" if mode == 0o040000 else "blob"
+            require_regular(kind, mode, path, f"at {commit[:10]}")
+
     def blob_ids(self, commit: str, paths: Iterable[str]) -> dict[str, str | None]:
-        """Blob SHA of each path at `commit` (None when absent or not a file),
-        from one read of the commit's tree; no blob is loaded."""
-        tree = self._repo.commit(commit).tree
-        out: dict[str, str | None] = {}
-        for path in paths:
-            try:
-                item = tree / path
-            except KeyError:
-                out[path] = None
-                continue
-            out[path] = item.hexsha if item.type == "blob" else None
-        return out
+        """Blob SHA of each path at `commit` (None when absent or not a file);
+        no blob is loaded."""
+        return {path: self.blob_id(commit, path) for path in paths}
 
     def file_paths(self, commit: str) -> list[str]:
         """Every file path in `commit`'s tree."""
-        out = self._repo.git.ls_tree("-r", "--name-only", "-z", commit)
+        out = self._git("ls-tree", "-r", "--name-only", "-z", "--end-of-options", commit).stdout
         return [path for path in out.split("\0") if path]
+
+    def tree_id(self, commit: str, folder: str) -> str | None:
+        """The tree id of `folder` at `commit` (None when it is not a folder there)."""
+        info = self._objects.info(f"{commit}:{folder.rstrip('/')}")
+        return info.sha if info is not None and info.type == "tree" else None
+
+    def tree_files(self, commit: str, folder: str) -> dict[str, tuple[str, str]]:
+        """path -> (mode, blob id) of every file below `folder` at `commit`."""
+        out = self._git(
+            "ls-tree", "-r", "-z", "--end-of-options", commit, "--", folder.rstrip("/") + "/"
+        ).stdout
+        files: dict[str, tuple[str, str]] = {}
+        for item in out.split("\0"):
+            meta, _, path = item.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob":
+                files[path] = (parts[0], parts[2])
+        return files
 
     def read_blob_from_tree(self, tree: str, path: str) -> bytes | None:
         """Bytes of `path` inside a tree object (e.g. an in-memory merge result)."""
@@ -185,29 +248,35 @@ class GitRepo:
         return None if blob is None else self.read_blob_by_id(blob)
 
     def read_blob_by_id(self, blob_sha: str) -> bytes:
-        return self._repo.odb.stream(bytes.fromhex(blob_sha)).read()
+        found = self._objects.contents(blob_sha)
+        if found is None:
+            raise UsageError(f"git object {blob_sha} is missing", "run `git fsck`")
+        return found[1]
+
+    def _index_blob(self, name: str) -> bytes | None:
+        # A fresh process: the long-lived reader loaded the index when it
+        # started, and the index changes under a command (`git add`, merges).
+        done = subprocess.run(
+            ["git", "cat-file", "blob", name], cwd=self._root, capture_output=True, check=False
+        )
+        return done.stdout if done.returncode == 0 else None
 
     def read_staged(self, path: str) -> bytes | None:
         """Bytes of `path` in the index (stage 0), None when not staged; a
         symlink or submodule there is refused (exit 2)."""
-        entry = self._repo.git.ls_files("-s", "--", path).split(" ", 1)[0]
+        entry = self._git("ls-files", "-s", "--", path).stdout.split(" ", 1)[0]
         if entry:
             require_regular("blob", int(entry, 8), path, "in the index")
-        try:
-            return self._repo.git.show(
-                f":{path}", stdout_as_string=False, strip_newline_in_stdout=False
-            )
-        except self._git_module.GitCommandError:
-            return None
+        return self._index_blob(f":{path}")
 
     def read_stage(self, path: str, stage: int) -> bytes | None:
         """Bytes of an unmerged index stage (1 base, 2 ours, 3 theirs)."""
-        try:
-            return self._repo.git.show(
-                f":{stage}:{path}", stdout_as_string=False, strip_newline_in_stdout=False
-            )
-        except self._git_module.GitCommandError:
-            return None
+        return self._index_blob(f":{stage}:{path}")
+
+    def staged_paths(self) -> list[str]:
+        """Paths whose staged bytes differ from HEAD's (what a commit would change)."""
+        out = self._git("diff", "--cached", "--name-only", "-z").stdout
+        return [name for name in out.split("\0") if name]
 
     def read_worktree(self, path: str) -> bytes | None:
         """Bytes of the regular file `path` inside the working tree; None when
@@ -253,11 +322,8 @@ class GitRepo:
 
     def ref_sha(self, ref: str) -> str | None:
         """Commit SHA a full ref name (e.g. `refs/heads/main`) points to; None if absent."""
-        try:
-            out = self._repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
-        except self._git_module.GitCommandError:
-            return None
-        return out.strip() or None
+        info = None if ref.startswith("-") else self._objects.info(f"{ref}^{{commit}}")
+        return None if info is None else info.sha
 
     def compare_and_swap_ref(self, ref: str, new: str, old: str | None, reason: str) -> bool:
         """Point `ref` at `new` only if it still points at `old` (None: must not exist).
@@ -282,11 +348,7 @@ class GitRepo:
         return True
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        try:
-            self._repo.git.merge_base("--is-ancestor", ancestor, descendant)
-        except self._git_module.GitCommandError:
-            return False
-        return True
+        return self._git("merge-base", "--is-ancestor", ancestor, descendant).returncode == 0
 
     # -- diffs (matrix engine) ---------------------------------------------
 
@@ -295,19 +357,25 @@ class GitRepo:
         as text: the plan reads its `+` lines (docs/matrix.md, 'From the changelog to the plan').
         Colour and external diff drivers are switched off so user config
         cannot change the text."""
-        out = self._repo.git.diff(
-            "--no-color", "--no-ext-diff", base, head, "--", path, strip_newline_in_stdout=False
+        done = subprocess.run(
+            ["git", "diff", "--no-color", "--no-ext-diff", base, head, "--", path],
+            cwd=self._root,
+            capture_output=True,
+            check=False,
         )
-        return out
+        if done.returncode != 0:
+            raise UsageError(
+                f"git diff {base} {head} -- {path} failed: {done.stderr.decode(errors='replace').strip()}",
+                "check that both revisions exist",
+            )
+        return done.stdout.decode("utf-8", "surrogateescape")
 
     # -- repository-local configuration (merge driver) ------------------------
 
     def config_get(self, key: str) -> str | None:
         """The repository-local value of `key` (None when unset)."""
-        try:
-            return self._repo.git.config("--local", "--get", key)
-        except self._git_module.GitCommandError:
-            return None
+        done = self._git("config", "--local", "--get", key)
+        return done.stdout.removesuffix("\n") if done.returncode == 0 else None
 
     def config_set(self, key: str, value: str) -> None:
         self._repo.git.config("--local", key, value)

@@ -60,8 +60,15 @@ class Catalog:
         runner: SourceFile | None = None,
         *,
         cache: BlockCache | None = None,
+        trusted: Catalog | None = None,
+        trust_all: bool = False,
     ) -> None:
         self._files = [read_master(source) for source in masters]
+        # Blocks already validated where they came from: identical to the
+        # `trusted` catalog's block of the same key (the base, validated when
+        # it landed), or every block (`trust_all`, for the base itself).
+        self._trusted = trusted
+        self._trust_all = trust_all
         self._runner_source = runner
         self._runner_path = runner.path if runner is not None else RUNNER_FILE
         self._runner: tuple[RunnerData | None, list[Violation]] | None = None
@@ -191,7 +198,24 @@ class Catalog:
             raise MatrixError(problems)
         return self.raw(key)
 
+    def block_text(self, key: str) -> str | None:
+        """The bytes of a key's own block (None when its file is parsed whole)."""
+        master = self._owner.get(key)
+        if master is None or master.blocks is None:
+            return None
+        return master.blocks[key].text
+
+    def _is_trusted(self, key: str) -> bool:
+        if self._trust_all:
+            return True
+        if self._trusted is None:
+            return False
+        text = self.block_text(key)
+        return text is not None and text == self._trusted.block_text(key)
+
     def entry_violations(self, key: str) -> list[Violation]:
+        if key not in self._checked and self._is_trusted(key):
+            self._checked[key] = []  # unchanged since a validated snapshot: not parsed
         if key not in self._checked:
             raw = self.raw(key)
             if key not in self._checked:  # parsing may already have failed
@@ -321,6 +345,9 @@ class Catalog:
 
 
 def _unresolved(code: str, text: str, pattern: str, keys: Sequence[str]) -> MatrixError:
-    """A pattern of the generator that names no config key (the reference's wording)."""
-    message = f"{text}\nAvailable keys: {', '.join(sorted(keys))}"
-    return MatrixError([violation(code, message, hint=did_you_mean(pattern, keys, quote=repr))])
+    """A pattern of the generator that names no config key (the reference's
+    wording), with the three closest keys, not all of them (InferenceX has 220)."""
+    hint = did_you_mean(pattern, keys, limit=3, quote=repr) or (
+        f"none of the {len(keys)} keys is close; `gov log KEY` or the master configs list them"
+    )
+    return MatrixError([violation(code, text, hint=hint)])

@@ -31,10 +31,19 @@ def catalog_at(
     *,
     masters: Sequence[str] = MASTER_FILES,
     runners: str = RUNNER_FILE,
+    trusted: Catalog | None = None,
+    trust_all: bool = False,
 ) -> Catalog:
     """Master configs and runner file as committed at `rev`."""
     commit = repo.resolve(rev)
-    return _catalog(lambda path: repo.read_blob(commit, path), masters, runners, cache)
+    files = [SourceFile(path, repo.read_blob(commit, path)) for path in masters]
+    return Catalog(
+        files,
+        SourceFile(runners, repo.read_blob(commit, runners)),
+        cache=cache,
+        trusted=trusted,
+        trust_all=trust_all,
+    )
 
 
 def catalog_in_worktree(
@@ -83,9 +92,12 @@ def plan_between(
     changelog_path: str = CHANGELOG_FILE,
     cache: BlockCache | None = None,
     validate_all: bool = True,
+    masters: Sequence[str] = MASTER_FILES,
+    runners: str = RUNNER_FILE,
+    trust_base: bool = False,
 ) -> PlanResult:
     """`gov plan`: the sweep for the changelog entries appended between two
-    refs. Refs are echoed in `changelog_metadata` as given (like the
+    refs (`trust_base`: blocks unchanged since the base are not re-validated). Refs are echoed in `changelog_metadata` as given (like the
     reference); inputs are read at the resolved commits."""
     base = repo.resolve(base_ref)
     head = repo.resolve(head_ref)
@@ -99,4 +111,11 @@ def plan_between(
         changelog_path=changelog_path,
         validate_all=validate_all,
     )
-    return build_plan(diff, catalog_at(repo, head, cache), options, catalog_at(repo, base, cache))
+    # With trust_base, blocks unchanged since the base (validated when they
+    # landed) are not re-validated; the default keeps the reference's rule
+    # that one invalid block anywhere refuses the plan.
+    old = catalog_at(repo, base, cache, masters=masters, runners=runners, trust_all=trust_base)
+    new = catalog_at(
+        repo, head, cache, masters=masters, runners=runners, trusted=old if trust_base else None
+    )
+    return build_plan(diff, new, options, old)

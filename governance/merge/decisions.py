@@ -21,14 +21,17 @@ def preflight_problems(
     """Everything that stops prepare-merge before it writes anything."""
     n = pull.number
     where = f"PR #{n}"
+    # Untracked files do not block: the merge happens in memory and never
+    # writes the working tree.
     problems = [
         violation(
             "GOV612",
-            f"uncommitted or untracked change: {line[3:]}",
+            f"uncommitted change: {line[3:]}",
             line[3:],
-            hint="commit, stash or remove it (git stash -u), then re-run",
+            hint="commit, stash or restore it (git stash), then re-run",
         )
         for line in dirty
+        if not line.startswith("??")
     ]
     if pull.state != "open":
         problems.append(

@@ -73,7 +73,10 @@ def land(w: Work) -> None:
     w.report.merge_commit = result.sha
     if w.journal is not None:
         w.journal.merged = True
-    w.ok(f"squash-merged as {result.sha[:12]}")
+    landed = getattr(w.sweep, "landed", None)
+    # The run ledger records what the landed commit's results are made of.
+    note = landed(w.prepared, result.sha) if landed is not None else ""
+    w.ok(f"squash-merged as {result.sha[:12]}{note}")
 
 
 def finish(w: Work) -> None:

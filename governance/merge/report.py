@@ -58,6 +58,8 @@ class MergeReport:
     plan_rows: list[str] = field(default_factory=list)  # rows the post-merge plan would run
     sweep: str = ""  # the sweep seam's report section, when one is configured
     sweep_data: dict[str, object] | None = None
+    results: str = ""  # the PR's results compared with main's (text), when measured
+    results_data: dict[str, object] | None = None
     failed_step: str | None = None
     exit_code: int = EXIT_OK
 
@@ -90,6 +92,7 @@ class MergeReport:
             "rewrites": [{"line": r.line, "old": r.old, "new": r.new} for r in self.rewrites],
             "plan_rows": list(self.plan_rows),
             "sweep": self.sweep_data,
+            "results": self.results_data,
         }
 
 
@@ -117,6 +120,9 @@ def render_text(report: MergeReport) -> str:
     elif report.plan_rows:
         lines.append(f"  post-merge plan: {len(report.plan_rows)} row(s) would run")
         lines.extend(f"    {row}" for row in report.plan_rows)
+    if report.results:
+        lines.append("  results compared with main (gov results compare):")
+        lines.extend("    " + line for line in report.results.splitlines())
     lines.append(report.status)
     return "\n".join(lines) + "\n"
 

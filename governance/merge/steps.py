@@ -59,6 +59,9 @@ class SweepOutcome:
     text: str
     data: dict[str, object]
     problems: list[Violation] = field(default_factory=list)
+    # The PR's results beside main's (`gov results compare`), when there are any.
+    results: str = ""
+    results_data: dict[str, object] | None = None
 
 
 class SweepHook(Protocol):
@@ -270,15 +273,9 @@ def begin(w: Work) -> None:
             hint=f"inspect it, then `git update-ref -d {scratch}` and re-run",
         )
     with checkout_lock(repo):
-        original = repo.worktree.current_branch()
+        original, head = repo.worktree.current_branch(), repo.worktree.head_sha()
         w.journal = jr.Journal(
-            n,
-            original,
-            repo.worktree.head_sha(),
-            scratch,
-            pull.head_sha,
-            main_tip=w.main_tip,
-            pid=os.getpid(),
+            n, original, head, scratch, pull.head_sha, w.main_tip, pid=os.getpid()
         )
         jr.save(w.journal_path, w.journal)  # before any ref moves: a crash is recoverable
         if original in (pull.head_branch, pull.base_branch, w.options.main_branch):
@@ -383,6 +380,8 @@ def sweep(w: Work, result: PlanResult) -> None:
         raise w.refuse(f"sweep: {exc}", exc.violations, exc.hint) from exc
     w.report.sweep = outcome.text
     w.report.sweep_data = outcome.data
+    w.report.results = outcome.results
+    w.report.results_data = outcome.results_data
     if outcome.problems:
         raise w.refuse(
             f"sweep: {len(outcome.problems)} row(s) did not produce a result",

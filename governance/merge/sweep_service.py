@@ -31,7 +31,7 @@ from governance.sweeps.dispatch import (
 from governance.sweeps.identity import RowError, plan_rows
 from governance.sweeps.jobs import DEFAULT_TIMEOUT_SECONDS, machine_name
 from governance.sweeps.launcher import get_launcher
-from governance.sweeps.ledger import Ledger
+from governance.sweeps.ledger import CommitRow, Ledger
 from governance.sweeps.reuse import ReuseDecision, ReuseMode, decide
 
 if TYPE_CHECKING:
@@ -174,8 +174,11 @@ def sweep_after_merge(
             ]
             raise FindingsError("reuse-only: some rows have no reusable result", findings)
         section = SweepSection(decision, dry_run=dry_run)
+        commit = commit or repo.worktree.head_sha()
         rerun = [d.row for d in decision.rerun]
         if not rerun:
+            if not dry_run:
+                ledger.attribute(commit, pr_number, attribution(section))
             return section
         resolver = resolver_for(paths, settings)
         machine = machine_name(launcher_name)
@@ -195,9 +198,27 @@ def sweep_after_merge(
             section.resolved,
             launcher,
             ledger,
-            commit=commit or repo.worktree.head_sha(),
+            commit=commit,
             pr=pr_number,
             parallel=parallel,
             on_event=Progress(ready) if progress else None,
         )
+        ledger.attribute(commit, pr_number, attribution(section))
+        from governance.results.archive import keep_launch
+
+        keep_launch(paths.results, section.launch.outcomes, section.launch.run_ids)
     return section
+
+
+def attribution(section: SweepSection) -> list[CommitRow]:
+    """What the swept commit's results are made of: each reused row with the
+    run it reuses, each launched row with its new run (rows that could not be
+    launched have none)."""
+    ids = section.launch.run_ids if section.launch else {}
+    out: dict[str, CommitRow] = {}  # a point twice in the plan is one row
+    for d in section.decision.rows:
+        if d.reused_from is not None:
+            out.setdefault(d.key, CommitRow(d.key, d.reused_from.run_id, "reused"))
+        elif d.key in ids:
+            out.setdefault(d.key, CommitRow(d.key, ids[d.key], "measured"))
+    return list(out.values())

@@ -93,7 +93,41 @@ class SweepAfterMerge:
         finally:
             self.repo.worktree.remove_linked(tree)
             shutil.rmtree(checkout, ignore_errors=True)
-        return SweepOutcome(section.render_text(), section.to_dict(), _problems(section))
+        results, results_data = ("", None) if request.dry_run else self._results(request.pr)
+        return SweepOutcome(
+            section.render_text(), section.to_dict(), _problems(section), results, results_data
+        )
+
+    def _results(self, pr: int) -> tuple[str, dict[str, object] | None]:
+        """The PR's results beside main's, for the report ("" when none can be read)."""
+        from governance.results.render import render_text
+        from governance.results.service import compare_pr
+
+        try:
+            report = compare_pr(self.repo, self.settings, pr)
+        except GovError:
+            return "", None
+        if not report.comparisons:
+            return "", None
+        return render_text(report), report.to_dict()
+
+    def landed(self, prepared: str, merged: str) -> str:
+        """The prepared commit landed as `merged`: in the ledger, `merged`
+        stands on the same runs, measured or reused (`gov runs list --commit`).
+        The merge has happened whatever this says: a ledger that cannot be
+        written is reported, not raised."""
+        import sqlite3
+
+        from governance.sweeps.dispatch import sweep_paths
+        from governance.sweeps.ledger import Ledger
+
+        path = sweep_paths(self.repo.root, self.repo.git_dir, self.settings).ledger
+        try:
+            with Ledger(path) as ledger:
+                rows = ledger.carry(prepared, merged)
+        except (GovError, sqlite3.Error) as exc:
+            return f"; the run ledger was not updated ({exc})"
+        return f"; {rows} result row(s) recorded for it in the run ledger"
 
     def _pr_head_plan(self, request: SweepRequest) -> dict[str, Any] | None:
         """The plan the PR's own sweeps ran (None when it cannot be built:

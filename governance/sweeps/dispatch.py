@@ -34,7 +34,12 @@ from governance.sweeps.jobs import (
 )
 from governance.sweeps.launcher import JobEvent, JobOutcome, JobStatus, Launcher, LaunchJob
 from governance.sweeps.ledger import Ledger, NewRun
-from governance.sweeps.naming import DEFAULT_SCRIPT_NAMES, ScriptResolver, TemplateError
+from governance.sweeps.naming import (
+    DEFAULT_SCRIPT_NAMES,
+    Resolution,
+    ScriptResolver,
+    TemplateError,
+)
 
 if TYPE_CHECKING:
     from governance.core.settings import Settings
@@ -60,8 +65,10 @@ def sweep_paths(root: Path, git_dir: Path, settings: Settings) -> SweepPaths:
 
 def resolver_for(paths: SweepPaths, settings: Settings) -> ScriptResolver:
     table = settings.script_names or DEFAULT_SCRIPT_NAMES
+    # How a CONFIG_FILE names the scripts folder: its path in the repository.
+    relative = "" if Path(settings.scripts).is_absolute() else Path(settings.scripts).as_posix()
     try:
-        return ScriptResolver(paths.scripts, table)
+        return ScriptResolver(paths.scripts, table, recipe_prefix=f"{relative or 'benchmarks'}/")
     except TemplateError as exc:
         where = f"{settings.source or 'settings'}: script-names"
         raise UsageError(f"{where}: {exc}", "fix the template in [tool.gov.script-names]") from exc
@@ -126,6 +133,7 @@ class Resolved:
     tried: tuple[str, ...] = ()
     problem: str = ""
     code: str = ""  # GOV702 no script / GOV703 unsafe value
+    resolution: Resolution | None = None  # what the naming rules said
 
     @property
     def ok(self) -> bool:
@@ -167,14 +175,21 @@ def resolve_rows(
             continue
         seen.add(key)
         found = resolver.resolve(row)
-        if found.script is None:
-            code = "GOV703" if not found.tried else "GOV702"
-            out.append(Resolved(row, key, None, None, found.tried, found.problem, code))
+        if found.problem:
+            code = found.code or "GOV702"
+            out.append(Resolved(row, key, None, None, found.tried, found.problem, code, found))
+            continue
+        if found.script is None and build:
+            problem = (
+                f"recipe {found.recipe} runs through {found.runner_missing}, which is not in "
+                "the scripts folder (docs/sweeps.md, 'Multi-node rows')"
+            )
+            out.append(Resolved(row, key, None, None, found.tried, problem, "GOV702", found))
             continue
         try:
-            if not build:
+            if not build or found.script is None:
                 check_row(row, machine)
-                out.append(Resolved(row, key, found.script, None, found.tried))
+                out.append(Resolved(row, key, found.script, None, found.tried, resolution=found))
                 continue
             job = build_job(
                 row,
@@ -183,12 +198,56 @@ def resolve_rows(
                 machine=machine,
                 timeout_seconds=timeout_seconds,
                 key=key,
+                recipe_path=found.recipe_path,
             )
         except RowError as exc:
-            out.append(Resolved(row, key, found.script, None, found.tried, str(exc), "GOV703"))
+            out.append(
+                Resolved(row, key, found.script, None, found.tried, str(exc), "GOV703", found)
+            )
             continue
-        out.append(Resolved(row, key, found.script, job, found.tried))
+        out.append(Resolved(row, key, found.script, job, found.tried, resolution=found))
     return out
+
+
+@dataclass(slots=True)
+class MultiNodeCounts:
+    """How a plan's multi-node rows resolve (what `gov launch --dry-run` counts)."""
+
+    scripts: int = 0  # run by a script of the repository
+    recipes: int = 0  # a recipe of the repository, through the recipe runner
+    external: int = 0  # a recipe of the srt-slurm checkout (`recipes/…`)
+    unresolvable: dict[str, int] = field(default_factory=dict)  # reason -> rows
+    runner_missing: dict[str, int] = field(default_factory=dict)  # runner -> recipe rows
+
+    @property
+    def resolved(self) -> int:
+        return self.scripts + self.recipes
+
+    @property
+    def total(self) -> int:
+        return self.resolved + self.external + sum(self.unresolvable.values())
+
+
+def multinode_counts(resolved: Sequence[Resolved]) -> MultiNodeCounts:
+    counts = MultiNodeCounts()
+    for item in resolved:
+        if not item.row.is_multinode:
+            continue
+        found = item.resolution
+        if not item.ok or found is None:
+            reason = found.reason if found is not None and found.reason else item.problem
+            counts.unresolvable[reason] = counts.unresolvable.get(reason, 0) + 1
+            continue
+        if found.runner_missing:
+            runner = found.runner_missing
+            counts.runner_missing[runner] = counts.runner_missing.get(runner, 0) + 1
+        if found.kind == "external":
+            counts.external += 1
+        elif found.kind == "recipe":
+            counts.recipes += 1
+        else:
+            counts.scripts += 1
+    return counts
 
 
 def problems(resolved: Sequence[Resolved]) -> list[Violation]:

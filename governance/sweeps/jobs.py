@@ -20,6 +20,8 @@ from governance.sweeps import extra_env
 from governance.sweeps.identity import PlanRow, RowError, checked_fingerprint, conc_label, job_key
 from governance.sweeps.identity import safe_token as token
 from governance.sweeps.launcher import LaunchJob
+from governance.sweeps.multinode import node_count
+from governance.sweeps.naming import hardware_token
 
 ROW_JSON_NAME = "gov-row.json"
 DEFAULT_TIMEOUT_SECONDS = 500 * 60  # the reference's single-node job timeout
@@ -117,6 +119,8 @@ def check_row(row: PlanRow, machine: str) -> None:
     result_filename(row, machine)
     for role in ("prefill", "decode"):
         extra_settings(row, role)
+    if row.is_multinode:
+        node_count(row, hardware_token(_text(row.data.get("runner", ""))))
     if any(isinstance(v, str) and "\0" in v for v in row.data.values()):
         raise RowError(f"{row.where}: a row value contains a NUL byte")
 
@@ -223,13 +227,24 @@ def build_job(
     machine: str,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     key: str | None = None,
+    recipe_path: Path | None = None,
 ) -> LaunchJob:
-    """A LaunchJob for one row. Writes nothing: `prepare_job_dir` does that."""
+    """A LaunchJob for one row. Writes nothing: `prepare_job_dir` does that.
+
+    A multi-node row also gets `GOV_NODES` (the nodes it asks for) and, when
+    it runs a recipe of the repository, `GOV_RECIPE_PATH` (its absolute path;
+    `CONFIG_FILE` keeps the row's own value)."""
     key = key or job_key(row)
     result_dir = result_dir_for(results_root, row, key)
     row_json = result_dir / ROW_JSON_NAME
     env = row_env(row, machine=machine, result_dir=result_dir, row_json=row_json)
-    return LaunchJob(key, script, env, row_json, result_dir, timeout_seconds)
+    nodes = None
+    if row.is_multinode:
+        nodes = node_count(row, hardware_token(env.get("RUNNER_TYPE", "")))
+        env["GOV_NODES"] = str(nodes)
+        if recipe_path is not None:
+            env["GOV_RECIPE_PATH"] = str(recipe_path)
+    return LaunchJob(key, script, env, row_json, result_dir, timeout_seconds, nodes)
 
 
 def prepare_job_dir(job: LaunchJob, row: PlanRow) -> None:

@@ -76,6 +76,9 @@ class LaunchJob:
     row_json: Path  # the row as a JSON file; its path is also in env["GOV_ROW_JSON"]
     result_dir: Path  # created by the launcher; the script's cwd and RESULT_DIR
     timeout_seconds: float
+    # Multi-node rows: the nodes their prefill and decode workers need (one
+    # Slurm job each, one task per node); None for a single-node row.
+    nodes: int | None = None
 
 
 @dataclass(frozen=True)

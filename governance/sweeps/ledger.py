@@ -1,4 +1,10 @@
-"""The run ledger: one SQLite row per launched plan row.
+"""The run ledger: one SQLite row per launched plan row, and what each
+prepared or merged commit's results are made of.
+
+`runs` holds every launch. `commit_runs` says, for a commit a merge prepared
+or landed, which run stands for each of its rows and whether that run was
+measured for it or reused from one of the PR's commits (docs/sweeps.md,
+'The run ledger').
 
 Several `gov launch` processes may write at once: each batch of outcomes is
 one transaction of `core.state.SqliteStore`, so a crash leaves either all of a
@@ -15,7 +21,7 @@ from governance.core.diagnostics import UsageError
 from governance.core.state import SqliteStore
 from governance.sweeps.reuse import RunRecord
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: commit_runs
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -35,6 +41,14 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_fingerprint ON runs (fingerprint, conc);
 CREATE INDEX IF NOT EXISTS runs_pr ON runs (pr);
+CREATE TABLE IF NOT EXISTS commit_runs (
+    commit_sha  TEXT NOT NULL,     -- a prepared merge commit, or the commit it landed as
+    job_key     TEXT NOT NULL,
+    run_id      INTEGER NOT NULL REFERENCES runs (id),
+    origin      TEXT NOT NULL,     -- measured | reused
+    pr          INTEGER,
+    PRIMARY KEY (commit_sha, job_key)
+);
 """
 COLUMNS = [
     "id",
@@ -109,6 +123,15 @@ class NewRun:
     script: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class CommitRow:
+    """One row of a commit's results: the run that stands for it, and how."""
+
+    job_key: str
+    run_id: int
+    origin: str  # "measured" (launched for this commit) or "reused" (a PR commit's run)
+
+
 class Ledger:
     """Open (and create) the ledger at `path`."""
 
@@ -167,3 +190,41 @@ class Ledger:
             marks = ", ".join("?" * len(chunk))
             out.extend(self._select(f"WHERE fingerprint IN ({marks})", chunk))
         return sorted(out, key=lambda run: run.id)
+
+    # -- what a commit's results are made of ------------------------------------
+
+    def attribute(self, commit: str, pr: int | None, rows: Sequence[CommitRow]) -> None:
+        """Record which run stands for each row of `commit` (replacing what an
+        earlier sweep of the same commit recorded), in one transaction."""
+        with self._store.connect(write=True) as conn:
+            conn.execute("DELETE FROM commit_runs WHERE commit_sha = ?", (commit,))
+            conn.executemany(
+                "INSERT INTO commit_runs (commit_sha, job_key, run_id, origin, pr) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(commit, row.job_key, row.run_id, row.origin, pr) for row in rows],
+            )
+
+    def carry(self, prepared: str, merged: str) -> int:
+        """The commit a prepared merge landed as stands on the same runs."""
+        with self._store.connect(write=True) as conn:
+            conn.execute("DELETE FROM commit_runs WHERE commit_sha = ?", (merged,))
+            cursor = conn.execute(
+                "INSERT INTO commit_runs (commit_sha, job_key, run_id, origin, pr) "
+                "SELECT ?, job_key, run_id, origin, pr FROM commit_runs WHERE commit_sha = ?",
+                (merged, prepared),
+            )
+            return cursor.rowcount
+
+    def for_commit(self, commit: str) -> list[tuple[str, LedgerRun]]:
+        """(origin, run) per row of `commit`: what `commit_runs` records, else
+        the runs launched at it (a plain `gov launch`: all measured)."""
+        names = ", ".join(f"r.{n}" for n in COLUMNS)
+        sql = (
+            f"SELECT c.origin, {names} FROM commit_runs c JOIN runs r ON r.id = c.run_id "
+            "WHERE c.commit_sha = ? ORDER BY c.job_key"
+        )
+        with self._store.connect(write=False) as conn:
+            rows = [tuple(row) for row in conn.execute(sql, (commit,))]
+        if rows:
+            return [(str(row[0]), LedgerRun(*row[1:])) for row in rows]
+        return [("measured", run) for run in self._select("WHERE commit_sha = ?", (commit,))]

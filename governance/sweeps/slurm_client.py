@@ -34,16 +34,17 @@ USABLE_NODE_STATES = {"idle", "mixed", "allocated", "completing"}
 
 
 class SlurmError(UsageError):
-    """The cluster refused the submission (exit 2 with its reason): nothing
-    ran, so there is no outcome to report. A problem of the user's cluster or
-    settings, not a bug of gov's."""
+    """The cluster refused a submission (GOV706, exit 2 with its reason):
+    nothing ran, so there is no outcome to report. A problem of the user's
+    cluster or settings, not a bug of gov's."""
 
     def __init__(self, message: str) -> None:
         super().__init__(
-            message,
-            "check the cluster with `sinfo`; sbatch reads SBATCH_PARTITION and SBATCH_ACCOUNT "
-            "from the environment; "
-            "`gov launch --dry-run` shows the rows without submitting",
+            f"GOV706 launch-rejected: {message}",
+            "nothing was launched; check the cluster with `sinfo`; sbatch reads SBATCH_PARTITION "
+            "and SBATCH_ACCOUNT from the environment; a multi-node row asks for the nodes its "
+            "prefill and decode workers need; `gov launch --dry-run` shows the rows without "
+            "submitting",
         )
 
 

@@ -21,8 +21,6 @@ shell string.
 
 from __future__ import annotations
 
-import json
-import shutil
 import subprocess
 import threading
 import time
@@ -56,6 +54,8 @@ from governance.sweeps.slurm_manifest import (
     WRAPPER,
     copy_wrapper,
     new_launch_dir,
+    parse_time,
+    read_status,
     sbatch_argv,
     write_manifest,
 )
@@ -73,6 +73,7 @@ class _Task:
     index: int
     job: LaunchJob
     status_file: Path
+    job_id: str = ""  # the Slurm job (array) this task belongs to
     seen_running: datetime | None = None
     outcome: JobOutcome | None = None
     forced_timeout: bool = False  # the launcher cancelled it for overrunning its timeout
@@ -112,7 +113,8 @@ class SlurmLauncher:
         self.python = python  # interpreter for the wrapper on compute nodes
         self.kill_grace_seconds = kill_grace_seconds
         self.wrapper = wrapper
-        self.job_id: str | None = None  # the current array, once submitted
+        self.job_id: str | None = None  # the single-node array (else the first job), once submitted
+        self.job_ids: list[str] = []  # every submission of the current launch
         self.launch_dir: Path | None = None
         self._cancel = threading.Event()
         self._use_sacct: bool | None = None
@@ -140,26 +142,19 @@ class SlurmLauncher:
             raise ValueError(f"parallel must be at least 1, got {parallel}")
         self._cancel.clear()
         self.job_id = None
+        self.job_ids = []
         tasks = self._prepare(jobs)
-        try:
-            self.job_id = self._submit(tasks, parallel)
-        except BaseException:  # refused: nothing will read the launch folder
-            assert self.launch_dir is not None
-            shutil.rmtree(self.launch_dir, ignore_errors=True)
-            raise
+        self._submit(tasks, parallel)
         emit = on_event or (lambda _event: None)
         try:
             self._follow(tasks, emit)
         except KeyboardInterrupt:
-            # Ctrl-C: cancel the whole array, keep what already finished.
-            cancel_jobs([self.job_id])
+            # Ctrl-C: cancel the whole launch, keep what already finished.
+            cancel_jobs(self.job_ids)
             self._poll(tasks, emit)
             for task in tasks:
                 if task.outcome is None:
                     self._finish(task, JobStatus.CANCELLED, "interrupted: array cancelled", emit)
-        finally:  # every task has ended: the launch folder has served its purpose
-            if self.launch_dir is not None:
-                shutil.rmtree(self.launch_dir, ignore_errors=True)
         return [task.outcome for task in tasks if task.outcome is not None]
 
     # -- preparing and submitting ----------------------------------------------
@@ -174,7 +169,25 @@ class SlurmLauncher:
         copy_wrapper(launch_dir, self.wrapper, self.python)
         return tasks
 
-    def _submit(self, tasks: list[_Task], parallel: int) -> str:
+    def _submit(self, tasks: list[_Task], parallel: int) -> None:
+        """Single-node rows: one array. Multi-node rows: one job each, with the
+        nodes the row needs. If Slurm refuses any, what was already submitted
+        is cancelled and SlurmError says why: nothing runs."""
+        single = [task.index for task in tasks if task.job.nodes is None]
+        groups = [single] if single else []
+        groups += [[task.index] for task in tasks if task.job.nodes is not None]
+        try:
+            for group in groups:
+                job_id = self._sbatch(tasks, group, parallel)
+                self.job_ids.append(job_id)
+                for index in group:
+                    tasks[index].job_id = job_id
+        except SlurmError:
+            cancel_jobs(self.job_ids)
+            raise
+        self.job_id = self.job_ids[0]
+
+    def _sbatch(self, tasks: list[_Task], indices: list[int], parallel: int) -> str:
         assert self.launch_dir is not None
         argv = sbatch_argv(
             self.launch_dir,
@@ -183,15 +196,17 @@ class SlurmLauncher:
             partition=self.partition,
             account=self.account,
             extra=self.extra_sbatch_args,
+            indices=indices,
         )
+        what = tasks[indices[0]].job.key if len(indices) == 1 else f"{len(indices)} rows"
         try:
             done = run_tool(argv)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise SlurmError(f"sbatch failed: {exc}") from exc
+            raise SlurmError(f"sbatch failed: {exc} ({what})") from exc
         job_id = done.stdout.strip().split(";")[0]
         if done.returncode != 0 or not job_id.isdigit():
             reason = first_line(done.stderr) or first_line(done.stdout) or "no output"
-            raise SlurmError(f"sbatch failed (exit {done.returncode}): {reason}")
+            raise SlurmError(f"sbatch failed (exit {done.returncode}): {reason} ({what})")
         return job_id
 
     # -- following --------------------------------------------------------------
@@ -205,12 +220,12 @@ class SlurmLauncher:
         wait = min(self.poll_interval, 0.25)
         while any(task.outcome is None for task in tasks):
             if self._cancel.is_set() and not cancelled:
-                cancel_jobs([self.job_id])
+                cancel_jobs(self.job_ids)
                 cancelled = True
             if self._poll(tasks, emit):
                 last_contact = time.monotonic()
             elif time.monotonic() - last_contact > LOST_CONTACT_SECONDS:
-                cancel_jobs([self.job_id])
+                cancel_jobs(self.job_ids)
                 for task in tasks:
                     if task.outcome is None:
                         self._finish(task, JobStatus.FAILED, "lost contact with Slurm", emit)
@@ -227,11 +242,18 @@ class SlurmLauncher:
             wait = min(self.poll_interval, wait * 2)
 
     def _poll(self, tasks: list[_Task], emit: Callable[[JobEvent], None]) -> bool:
-        """One look at the array; False when Slurm could not be asked."""
-        assert self.job_id is not None
-        states = self._squeue(self.job_id)
-        if states is None:
-            return False
+        """One look at the jobs; False when Slurm could not be asked.
+
+        Every submission runs manifest indices of its own (a multi-node job is
+        the one-task array of its index), so the states merge by index."""
+        states: dict[int, tuple[str, str]] = {}
+        for job_id in dict.fromkeys(t.job_id for t in tasks if t.outcome is None):
+            found = self._squeue(job_id)
+            if found is None:
+                return False
+            states.update(
+                (i, v) for i, v in found.items() if i < len(tasks) and tasks[i].job_id == job_id
+            )
         missing = []
         for task in tasks:
             if task.outcome is not None:
@@ -243,9 +265,12 @@ class SlurmLauncher:
             self._observe(task, state, reason, emit)
         if missing:
             # Purged from the controller's memory (MinJobAge) before we saw the end.
-            finals = accounting_states(self.job_id) if self._sacct_usable() else {}
+            finals: dict[tuple[str, int], str] = {}
+            if self._sacct_usable():
+                for job_id in {task.job_id for task in missing}:
+                    finals.update(((job_id, i), v) for i, v in accounting_states(job_id).items())
             for task in missing:
-                final = finals.get(task.index)
+                final = finals.get((task.job_id, task.index))
                 if final:
                     self._observe(task, final, "", emit)
                 else:
@@ -260,7 +285,7 @@ class SlurmLauncher:
         if state not in STATE_STATUS:
             return
         status = STATE_STATUS[state]
-        recorded = self._read_status(task)
+        recorded = read_status(task.status_file)
         if not recorded and state in ("COMPLETED", "FAILED") and task.status_waits < STATUS_WAITS:
             # The wrapper wrote its status file before exiting, but a shared
             # filesystem may show it to this machine a little later.
@@ -275,12 +300,12 @@ class SlurmLauncher:
             detail = f"Slurm state {state}" + (f" ({reason})" if reason not in ("", "None") else "")
         if not recorded and status is JobStatus.FAILED and self.launch_dir is not None:
             # The wrapper itself failed: its traceback is in Slurm's output file.
-            out = self.launch_dir / f"slurm-{self.job_id}_{task.index}.out"
+            out = self.launch_dir / f"slurm-{task.job_id}_{task.index}.out"
             detail += f"; no status file, see {out}"
         self._finish(task, status, detail, emit, recorded)
 
     def _from_status_file(self, task: _Task, emit: Callable[[JobEvent], None]) -> None:
-        recorded = self._read_status(task)
+        recorded = read_status(task.status_file)
         if not recorded:
             detail = "task left the Slurm queue without writing its status file"
             self._finish(task, JobStatus.FAILED, detail, emit)
@@ -310,8 +335,8 @@ class SlurmLauncher:
         recorded: Mapping[str, object] | None = None,
     ) -> None:
         recorded = recorded or {}
-        ended = _parse_time(recorded.get("ended_at")) or utc_now()
-        started = _parse_time(recorded.get("started_at")) or task.seen_running or ended
+        ended = parse_time(recorded.get("ended_at")) or utc_now()
+        started = parse_time(recorded.get("started_at")) or task.seen_running or ended
         code = recorded.get("exit_code")
         if status is JobStatus.FAILED and not isinstance(code, int):
             code = self._scontrol_exit_code(task)
@@ -330,7 +355,6 @@ class SlurmLauncher:
 
     def _check_overrun(self, tasks: list[_Task]) -> None:
         """The launcher's own timeout check, behind the wrapper's and Slurm's."""
-        assert self.job_id is not None
         now = utc_now()
         late = []
         for task in tasks:
@@ -339,7 +363,7 @@ class SlurmLauncher:
             limit = task.job.timeout_seconds + self.kill_grace_seconds + SLURM_TIME_MARGIN
             if (now - task.seen_running).total_seconds() > limit:
                 task.forced_timeout = True
-                late.append(f"{self.job_id}_{task.index}")
+                late.append(f"{task.job_id}_{task.index}")
         if late:
             cancel_jobs(late)
 
@@ -354,22 +378,4 @@ class SlurmLauncher:
         return self._use_sacct
 
     def _scontrol_exit_code(self, task: _Task) -> int | None:
-        assert self.job_id is not None
-        return task_exit_code(self.job_id, task.index)
-
-    @staticmethod
-    def _read_status(task: _Task) -> dict[str, object]:
-        try:
-            data = json.loads(task.status_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-
-def _parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
+        return task_exit_code(task.job_id, task.index)

@@ -7,7 +7,8 @@ JSON, log and status file paths, timeout), a copy of the array-task wrapper
 Values travel as data: the sbatch command line is an argv list. Secrets
 (`launcher.SECRET_ENV`, e.g. HF_TOKEN) are never written: the manifest (mode
 0600) names them, and the wrapper takes their values from the job's
-environment, which sbatch exports from gov's (`--export=ALL`).
+environment, which sbatch exports from gov's (`--export=ALL`); the folder is
+kept for diagnosis and holds no secret.
 """
 
 from __future__ import annotations
@@ -97,6 +98,19 @@ def copy_wrapper(launch_dir: Path, wrapper: Path, python: str | None) -> None:
     target.chmod(0o755)
 
 
+def array_spec(indices: Sequence[int], parallel: int) -> str:
+    """`0-3,7,9-10%<parallel>`: the manifest indices a submission runs."""
+    ordered = sorted(indices)
+    ranges: list[list[int]] = []
+    for index in ordered:
+        if ranges and index == ranges[-1][1] + 1:
+            ranges[-1][1] = index
+        else:
+            ranges.append([index, index])
+    text = ",".join(f"{a}-{b}" if a != b else str(a) for a, b in ranges)
+    return f"{text}%{max(1, min(parallel, len(ordered)))}"
+
+
 def sbatch_argv(
     launch_dir: Path,
     jobs: Sequence[LaunchJob],
@@ -105,21 +119,33 @@ def sbatch_argv(
     partition: str | None,
     account: str | None,
     extra: Sequence[str],
+    indices: Sequence[int] | None = None,
 ) -> list[str]:
-    """The one `sbatch` that submits the whole array (at most `parallel` at once)."""
+    """One `sbatch` of the wrapper over manifest entries `indices` (default:
+    all `jobs`), at most `parallel` at once. A multi-node row is submitted
+    alone (`indices` = its entry): `--nodes` = the nodes it needs, one task
+    per node; its script starts on the first node and reaches the others
+    with `srun`."""
+    indices = list(range(len(jobs))) if indices is None else list(indices)
     # '%' starts a filename pattern in --output; the folder name must stay literal.
     out_dir = str(launch_dir).replace("%", "%%")
+    nodes = [n for i in indices if (n := jobs[i].nodes) is not None]
+    name = f"gov-{launch_dir.name}"
+    if nodes:
+        name += f"-{jobs[indices[0]].key}"
     argv = [
         "sbatch",
         "--parsable",
-        f"--array=0-{len(jobs) - 1}%{min(parallel, len(jobs))}",
-        f"--time={time_limit_minutes(jobs)}",
-        f"--job-name=gov-{launch_dir.name}",
+        f"--array={array_spec(indices, parallel)}",
+        f"--time={time_limit_minutes([jobs[i] for i in indices])}",
+        f"--job-name={name}",
         f"--output={out_dir}/slurm-%A_%a.out",
         f"--chdir={launch_dir}",
         "--no-requeue",  # a silently re-run row would be counted twice
         "--export=ALL",  # the job environment carries the secrets the manifest only names
     ]
+    if nodes:
+        argv += [f"--nodes={max(nodes)}", "--ntasks-per-node=1"]
     if partition:
         argv.append(f"--partition={partition}")
     if account:
@@ -127,3 +153,22 @@ def sbatch_argv(
     argv += [*extra, "--"]
     argv += [str(launch_dir / "array-task.py"), str(launch_dir / "manifest.json")]
     return argv
+
+
+def read_status(status_file: Path) -> dict[str, object]:
+    """A task's status file as the wrapper wrote it (empty: not there yet, or torn)."""
+    try:
+        data = json.loads(status_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def parse_time(value: object) -> datetime | None:
+    """A status file's ISO 8601 timestamp, or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None

@@ -17,11 +17,19 @@
 #
 # Environment:
 #   GOV_SLURM_STATE    state, spool, pid and log files (default /var/spool/gov-slurm)
-#   GOV_SLURM_TIMEOUT  seconds to wait for the node to become idle (default 60)
+#   GOV_SLURM_TIMEOUT  seconds to wait for the nodes to become idle (default 60)
+#   GOV_SLURM_NODES    node names on this one host (default 2): one slurmd each
+#                      (`slurmd -N`), so a job can ask for --nodes=2 as a
+#                      multi-node benchmark row does
 set -euo pipefail
 
 STATE_DIR="${GOV_SLURM_STATE:-/var/spool/gov-slurm}"
 WAIT_SECONDS="${GOV_SLURM_TIMEOUT:-60}"
+NODES="${GOV_SLURM_NODES:-2}"
+[[ "${NODES}" =~ ^[1-9][0-9]?$ ]] || {
+    printf 'local-cluster: error: GOV_SLURM_NODES must be 1-99\n' >&2
+    exit 1
+}
 CONF_DIR="/etc/slurm"
 CONF="${CONF_DIR}/slurm.conf"
 # First line of every slurm.conf this script writes: a config without it was
@@ -97,6 +105,26 @@ start_munge() {
     say "started munged (socket ${MUNGE_SOCKET})"
 }
 
+node_names() {
+    # node_names HOST: one name per line; a single node keeps the host name.
+    local i
+    if ((NODES == 1)); then
+        printf '%s\n' "$1"
+        return
+    fi
+    for ((i = 1; i <= NODES; i++)); do printf '%s-n%d\n' "$1" "${i}"; done
+}
+
+node_lines() {
+    # node_lines HOST SLURMD_C_LINE: the NodeName lines, each node its own slurmd port.
+    local host="$1" topology="${2#NodeName=* }" name port=6818
+    while read -r name; do
+        printf 'NodeName=%s NodeHostname=%s NodeAddr=127.0.0.1 Port=%d %s State=UNKNOWN\n' \
+            "${name}" "${host}" "${port}" "${topology}"
+        port=$((port + 1))
+    done < <(node_names "${host}")
+}
+
 write_conf() {
     local host node_line tmp
     host="$(hostname -s)"
@@ -117,13 +145,12 @@ SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 StateSaveLocation=${STATE_DIR}/ctld
-SlurmdSpoolDir=${STATE_DIR}/d
+SlurmdSpoolDir=${STATE_DIR}/d/%n
 SlurmctldPidFile=${STATE_DIR}/slurmctld.pid
-SlurmdPidFile=${STATE_DIR}/slurmd.pid
+SlurmdPidFile=${STATE_DIR}/slurmd-%n.pid
 SlurmctldLogFile=${STATE_DIR}/log/slurmctld.log
-SlurmdLogFile=${STATE_DIR}/log/slurmd.log
+SlurmdLogFile=${STATE_DIR}/log/slurmd-%n.log
 SlurmctldPort=6817
-SlurmdPort=6818
 # Containers have no usable cgroups: track processes by parent pid, no task binding.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -141,11 +168,14 @@ MinJobAge=3600
 # Short grace between SIGTERM and SIGKILL on timeout/cancel keeps tests quick.
 KillWait=5
 InactiveLimit=0
+# Refuse at submission a job the partition can never run (more nodes than it
+# has), as production clusters do, instead of leaving it pending forever.
+EnforcePartLimits=ALL
 ReturnToService=2
 SlurmctldTimeout=30
 SlurmdTimeout=60
-${node_line} NodeAddr=127.0.0.1 State=UNKNOWN
-PartitionName=debug Nodes=${host} Default=YES MaxTime=INFINITE State=UP
+$(node_lines "${host}" "${node_line}")
+PartitionName=debug Nodes=$(node_names "${host}" | paste -sd, -) Default=YES MaxTime=INFINITE State=UP
 EOF
     chmod 0644 "${tmp}"
     if [[ -e "${CONF}" ]] && cmp -s "${tmp}" "${CONF}"; then
@@ -182,7 +212,16 @@ stop_daemon() {
 }
 
 node_state() {
-    sinfo -h -n "$(hostname -s)" -o '%T' 2>/dev/null | head -n 1
+    # node_state NAME
+    sinfo -h -n "$1" -o '%T' 2>/dev/null | head -n 1
+}
+
+stop_slurmds() {
+    local name
+    while read -r name; do
+        stop_daemon slurmd "${STATE_DIR}/slurmd-${name}.pid"
+    done < <(node_names "$(hostname -s)")
+    stop_daemon slurmd "${STATE_DIR}/slurmd.pid" # written by an earlier version
 }
 
 cmd_start() {
@@ -196,7 +235,7 @@ cmd_start() {
     write_conf
     if ((CONF_CHANGED)); then
         # A running daemon would keep the old configuration.
-        stop_daemon slurmd
+        stop_slurmds
         stop_daemon slurmctld
     fi
 
@@ -212,33 +251,40 @@ cmd_start() {
     done
     ctld_up || die "slurmctld does not answer (see ${STATE_DIR}/log/slurmctld.log)"
 
-    if pid_alive "${STATE_DIR}/slurmd.pid" slurmd; then
-        say "slurmd already running"
-    else
-        slurmd
-        say "started slurmd"
-    fi
-
-    for ((i = 0; i < WAIT_SECONDS * 5; i++)); do
-        state="$(node_state)"
-        case "${state}" in
-        idle | mixed | allocated | completing) break ;;
-        down* | drain*)
-            # A node left down by an earlier run (or an unclean stop) is usable again.
-            scontrol update nodename="$(hostname -s)" state=resume 2>/dev/null || true
-            ;;
-        esac
-        sleep 0.2
+    local name names=()
+    mapfile -t names < <(node_names "$(hostname -s)")
+    for name in "${names[@]}"; do
+        install -d -m 0755 "${STATE_DIR}/d/${name}"
+        if pid_alive "${STATE_DIR}/slurmd-${name}.pid" slurmd; then
+            say "slurmd ${name} already running"
+        else
+            slurmd -N "${name}"
+            say "started slurmd ${name}"
+        fi
     done
-    case "${state}" in
-    idle | mixed | allocated | completing) ;;
-    *) die "node did not become idle (state '${state}', see ${STATE_DIR}/log/slurmd.log)" ;;
-    esac
-    say "node $(hostname -s) is ${state}; cluster gov-ci ready in $(($(date +%s) - started_at)) s"
+
+    for name in "${names[@]}"; do
+        for ((i = 0; i < WAIT_SECONDS * 5; i++)); do
+            state="$(node_state "${name}")"
+            case "${state}" in
+            idle | mixed | allocated | completing) break ;;
+            down* | drain*)
+                # A node left down by an earlier run (or an unclean stop) is usable again.
+                scontrol update nodename="${name}" state=resume 2>/dev/null || true
+                ;;
+            esac
+            sleep 0.2
+        done
+        case "${state}" in
+        idle | mixed | allocated | completing) ;;
+        *) die "node ${name} did not become idle (state '${state}', see ${STATE_DIR}/log/)" ;;
+        esac
+    done
+    say "nodes ${names[*]} ready; cluster gov-ci ready in $(($(date +%s) - started_at)) s"
 }
 
 cmd_stop() {
-    stop_daemon slurmd
+    stop_slurmds
     stop_daemon slurmctld
     if [[ -e "${STATE_DIR}/munged.started-by-us" ]]; then
         stop_daemon munged /run/munge/munged.pid
@@ -248,9 +294,11 @@ cmd_stop() {
 
 cmd_status() {
     local name rc=0
-    for name in slurmctld slurmd; do
-        if pid_alive "${STATE_DIR}/${name}.pid" "${name}"; then
-            say "${name} running (pid $(cat "${STATE_DIR}/${name}.pid"))"
+    local pid_file
+    for pid_file in "${STATE_DIR}/slurmctld.pid" "${STATE_DIR}"/slurmd-*.pid; do
+        name="$(basename "${pid_file}" .pid)"
+        if pid_alive "${pid_file}" "${name%%-*}"; then
+            say "${name} running (pid $(cat "${pid_file}"))"
         else
             say "${name} not running"
             rc=1

@@ -27,15 +27,15 @@ def test_a_prs_own_settings_cannot_point_the_check_at_a_decoy(example_repo: Repo
     result = run_gov("check", "--pr", "7", "--no-configs", cwd=example_repo.path)
     assert result.exit_code == 1, result.stdout + result.stderr
     assert "perf-changelog.yaml:" in result.stdout and "GOV3" in result.stdout
-    assert "GOV801 notice: settings changed by this change (`changelog`)" in result.stdout
+    assert "warning: GOV801 settings changed by this change (`changelog`)" in result.stdout
     ci = run_gov(
         "check", "--base-ref", "main", "--head-ref", "pr-7", "--pr", "7", "--no-configs",
         "--format", "json", cwd=example_repo.path,
     )  # fmt: skip
     data = json.loads(ci.stdout)
     assert ci.exit_code == 1 and not data["ok"]
-    assert [n["code"] for n in data["notices"]] == ["GOV801"]
-    assert data["notices"][0]["path"] == ".gov.toml"
+    assert [n["code"] for n in data["warnings"]] == ["GOV801"]
+    assert data["warnings"][0]["path"] == ".gov.toml"
 
 
 def test_the_hook_modes_read_settings_from_the_merge_base_too(example_repo: Repo) -> None:
@@ -52,7 +52,7 @@ def test_a_settings_change_alone_is_reported_not_failed(example_repo: Repo) -> N
     example_repo.commit("phase in", **{".gov.toml": 'ignore = ["GOV312"]\n'})
     result = run_gov("check", "--no-configs", cwd=example_repo.path)
     assert result.exit_code == 0, result.stdout
-    assert "GOV801 notice" in result.stdout and "`ignore`" in result.stdout
+    assert "warning: GOV801" in result.stdout and "`ignore`" in result.stdout
     # Another part of pyproject.toml is not gov's settings: nothing to report.
     example_repo.commit("tooling", **{"pyproject.toml": "[tool.ruff]\nline-length = 99\n"})
     example_repo.git("checkout", "-q", "main")

@@ -62,9 +62,11 @@ def test_json_format(pr_branch: Repo) -> None:
         "violations",
         "ignore",
         "ignored",
-        "notices",
+        "warnings",
+        "preflight",
     }
     assert (data["ok"], data["mode"], data["pr"]) == (False, "pr", 2194)
+    assert data["preflight"] is None  # a failing change is not preflighted
     assert data["config_keys"] == ["dsv4-fp8-mi300x-vllm"]
     (violation,) = data["violations"]
     assert set(violation) == {"code", "rule", "message", "path", "line", "column", "hint"}
@@ -244,9 +246,19 @@ def test_help_lists_the_commands(gov_exe: str, tmp_path: Path) -> None:
 def test_matrix_unknown_key_is_reported_once_with_a_suggestion(example_repo: Repo) -> None:
     result = run_gov("matrix", "--config-key", "dsv4-fp8-mi300x-vlm", cwd=example_repo.path)
     assert result.exit_code == 1
-    assert result.stderr.count("Available keys") == 1, result.stderr
+    assert result.stderr.count("GOV501") == 1, result.stderr
     assert result.stderr.startswith("GOV501 ")  # no empty location prefix
     assert "did you mean 'dsv4-fp8-mi300x-vllm'" in result.stderr
+    assert "Available keys" not in result.stderr  # three suggestions, not every key
+
+
+@pytest.mark.corpus
+def test_matrix_typo_on_the_corpus_gives_three_suggestions(corpus_clone: Path) -> None:
+    result = run_gov("matrix", "--config-key", "dsv4-fp4-b200-vlm", cwd=corpus_clone)
+    assert result.exit_code == 1
+    (hint,) = [line for line in result.stderr.splitlines() if "hint:" in line]
+    assert hint.count("' or '") == 2 and "'dsv4-fp4-b200-vllm'" in hint, hint
+    assert len(result.stderr) < 600, result.stderr  # not the 220 keys
 
 
 def test_the_command_line_starts_without_the_heavy_engines() -> None:

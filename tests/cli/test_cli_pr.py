@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import Repo, Result, run_gov
+from tests.harness import Repo, Result, clone_corpus, git, run_gov
 
 
 def gov(repo: Repo, *args: str) -> Result:
@@ -33,7 +33,7 @@ def test_open_list_show_and_check(repo: Repo) -> None:
     opened = gov(repo, "pr", "open", "--number", "42", "--branch", "feature",
                  "--label", "full-sweep-enabled", "--label", "gpu")  # fmt: skip
     assert opened.exit_code == 0, opened.stderr
-    assert opened.stdout.startswith("#42 Add entry b\n")  # title defaults to the tip's subject
+    assert opened.stdout.startswith("#42 Add entry b\n")  # the first commit subject
     assert f"  head:   {head}\n" in opened.stdout
     assert "  labels: full-sweep-enabled, gpu\n" in opened.stdout
     assert (repo.path / ".git" / "gov" / "forge.sqlite3").is_file()
@@ -140,3 +140,27 @@ def test_outside_a_repository(tmp_path: Path) -> None:
     done = run_gov("pr", "list", cwd=tmp_path, env={"GIT_CEILING_DIRECTORIES": str(tmp_path)})
     assert done.exit_code == 2
     assert "not a git repository" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_title_is_the_first_commit_subject_not_the_tips(repo: Repo) -> None:
+    repo.git("checkout", "-q", "feature")
+    repo.commit("fix typo")
+    repo.git("checkout", "-q", "main")
+    opened = gov(repo, "pr", "open", "--number", "43", "--branch", "feature")
+    assert opened.exit_code == 0, opened.stderr
+    assert opened.stdout.startswith("#43 Add entry b\n"), opened.stdout
+
+
+@pytest.mark.corpus
+def test_title_on_a_corpus_branch(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A real PR branch whose tip is `chore: fill pr-link for #1499`."""
+    clone = clone_corpus(tmp_path_factory, "pr-title")
+    branch = "pr/add-dsr1-fp8-mi300x-sglang-mtp"
+    assert git(clone, "log", "-1", "--format=%s", branch) == "chore: fill pr-link for #1499"
+    opened = run_gov("pr", "open", "--number", "1499", "--branch", branch, cwd=clone)
+    assert opened.exit_code == 0, opened.stderr
+    assert opened.stdout.startswith("#1499 Add dsr1-fp8-mi300x-sglang-mtp recipe\n")
+    titled = run_gov(
+        "pr", "open", "--number", "1500", "--branch", branch, "--title", "Mine", cwd=clone
+    )
+    assert titled.stdout.startswith("#1500 Mine\n"), titled.stdout

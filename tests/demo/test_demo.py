@@ -31,5 +31,19 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert "sweep after merge (reuse): 11 reused, 7 rerun" in out
     assert out.count("fingerprint changed by main") == 5
     assert "PR #2194 squash-merged as" in out
-    assert out.rstrip().endswith("pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/2194")
+    changelog, _, comparison = out.partition("== gov results compare --pr 2194")
+    assert changelog.rstrip().endswith(
+        "pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/2194"
+    )
+    # It ends with what #2194 measured beside main's newest result: the MTP
+    # config main (#2195) measured has a baseline, the other has none yet.
+    table = comparison.splitlines()
+    assert (
+        table[1].startswith("PR #2194 vs main@") and "18 point(s), 5 with a main result" in table[1]
+    )
+    assert table[2].split()[:3] == ["config", "conc", "tput/GPU"]
+    mtp = [line for line in table if line.startswith("dsv4 fp8 mi300x vllm mtp 1k/1k tp8")]
+    assert len(mtp) == 5 and all(" vs " in line and "%" in line for line in mtp)
+    assert sum("none: new point" in line for line in table) == 11
+    assert "results compared with main" in changelog  # the prepare-merge report's section
     assert set(temp.glob("gov-demo-*")) | set(temp.glob("gov-sweep-*")) == before

@@ -52,7 +52,7 @@ def test_open_pull_reads_head_live_from_the_branch(sandbox: Repo, forge: LocalFo
     pr = pr_open(forge, 42, "feature", labels=["full-sweep-enabled"])
     assert (pr.number, pr.state, pr.head_branch, pr.base_branch) == (42, "open", "feature", "main")
     assert pr.head_sha == head
-    assert pr.title == "add entry b"  # defaults to the tip's subject
+    assert pr.title == "add entry b"  # the branch's first commit subject
     assert pr.labels == ("full-sweep-enabled",)
     assert not pr.is_fork
     assert pr.url == "local://acme/bench/pull/42"

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog, SourceFile
-from tests.harness import CORPUS as HARNESS_CORPUS
+from tests.harness import CORPUS
 
-CORPUS = HARNESS_CORPUS
 GOLDENS = CORPUS / "goldens" / "matrix"
 BUNDLE = CORPUS / "inferencex.bundle"
 

@@ -26,11 +26,21 @@ def test_prepare_merge_json_report(pr_setup: Setup) -> None:
 
 def test_prepare_merge_refusal_exits_1_naming_the_step(pr_setup: Setup) -> None:
     (pr_setup.path / "wip.txt").write_text("x\n")
+    pr_setup.git("add", "wip.txt")  # staged: an uncommitted change
     done = gov(pr_setup, "prepare-merge", "--pr", str(PR))
     assert done.exit_code == 1
     assert "[NO] preflight" in done.stdout
     assert "wip.txt: GOV612" in done.stdout and "hint: commit, stash" in done.stdout
     assert done.stdout.rstrip().splitlines()[-1].startswith("refused at preflight")
+
+
+def test_untracked_files_do_not_block_prepare_merge(pr_setup: Setup) -> None:
+    """The merge happens in memory: an untracked file is neither read nor written."""
+    (pr_setup.path / "notes.txt").write_text("mine\n")
+    done = gov(pr_setup, "prepare-merge", "--pr", str(PR), "--no-push")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "[ok] preflight" in done.stdout and "GOV612" not in done.stdout
+    assert (pr_setup.path / "notes.txt").read_text() == "mine\n"
 
 
 def test_prepare_merge_dry_run_and_no_push_flags(pr_setup: Setup) -> None:

@@ -26,7 +26,8 @@ def test_preflight_findings_each_with_a_hint() -> None:
     assert codes(replace(PULL, state="closed")) == ["GOV613"]
     assert codes(replace(PULL, head_sha="")) == ["GOV613"]
     assert codes(replace(PULL, base_branch="release")) == ["GOV601"]
-    assert codes(PULL, dirty=[" M perf-changelog.yaml", "?? x.txt"]) == ["GOV612", "GOV612"]
+    assert codes(PULL, dirty=[" M perf-changelog.yaml", "A  x.txt"]) == ["GOV612", "GOV612"]
+    assert codes(PULL, dirty=["?? untracked.txt"]) == []  # the merge is in memory
     found = decisions.preflight_problems(replace(PULL, is_fork=True), [], Settings(), "main")
     assert all(v.hint for v in found)
 

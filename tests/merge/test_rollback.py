@@ -41,6 +41,7 @@ def on_pr_branch(setup: Setup, edit, message: str) -> None:
 
 def test_dirty_worktree_refused_before_anything_is_written(pr_setup: Setup) -> None:
     (pr_setup.path / "scratch.txt").write_text("wip\n")
+    pr_setup.git("add", "scratch.txt")  # staged, not committed
     before = pr_setup.snapshot()
     report = pr_setup.run()
     assert report.failed_step == "preflight" and report.exit_code == 1

@@ -76,3 +76,46 @@ def scripts_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "scripts"
     folder.mkdir()
     return folder
+
+
+def make_multinode_row(
+    prefill: list[str] | None = None, decode: list[str] | None = None, **changes: Any
+) -> dict[str, Any]:
+    """A disaggregated multi-node row shaped like the plan's: one prefill and
+    one decode worker of TP8, `additional-settings` per role, a conc list."""
+
+    def worker(settings: list[str] | None) -> dict[str, Any]:
+        return {
+            "num-worker": 1,
+            "tp": 8,
+            "pp": 1,
+            "dcp-size": 1,
+            "pcp-size": 1,
+            "ep": 1,
+            "dp-attn": False,
+            "additional-settings": settings or [],
+        }
+
+    row: dict[str, Any] = {
+        "image": "lmsysorg/sglang:v0.5.16-rocm720-mi35x",
+        "model": "deepseek-ai/DeepSeek-R1-0528",
+        "model-prefix": "dsr1",
+        "precision": "fp8",
+        "framework": "sglang-disagg",
+        "spec-decoding": "none",
+        "runner": "mi355x-disagg",
+        "isl": 1024,
+        "osl": 1024,
+        "prefill": worker(prefill),
+        "decode": worker(decode),
+        "conc": [4, 8],
+        "max-model-len": 2304,
+        "exp-name": "dsr1_1k1k",
+        "disagg": True,
+        "run-eval": False,
+    }
+    row.update(changes)
+    if "recipe-fingerprint" not in changes:
+        recipe = {k: v for k, v in row.items() if k not in ("conc", "exp-name")}
+        row["recipe-fingerprint"] = fingerprint_of(json.dumps(recipe, sort_keys=True))
+    return row

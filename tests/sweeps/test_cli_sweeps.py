@@ -121,7 +121,7 @@ def test_launcher_errors(sweep_repo: Repo, tmp_path: Path, monkeypatch: pytest.M
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(plan_of([make_row()])))
     run = gov(sweep_repo, "launch", "--plan", str(plan), "--launcher", "nope")
-    assert run.exit_code == 2 and "unknown launcher 'nope'" in run.stderr
+    assert run.exit_code == 2 and "'nope' is not one of 'local', 'slurm'" in run.stderr
     monkeypatch.setitem(launcher_module.LAUNCHERS, "gone", "governance.sweeps.not_there:Gone")
     with pytest.raises(UsageError, match="launcher 'gone' is not available"):
         launcher_module.get_launcher("gone")

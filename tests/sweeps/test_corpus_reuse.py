@@ -34,6 +34,7 @@ the result, so the next branch starts from a clean clone.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections import Counter
@@ -92,6 +93,7 @@ BRANCHES = [
     "pr/yichaozhu/kimi-agentic-MooncakeLMCacheMP",
     "pr/nv-glm5.2-fp4-b300-agentx",
 ]
+RECIPE = re.compile(r"CONFIG_FILE=benchmarks/([A-Za-z0-9._/-]+)")
 TRIVIAL = (
     "#!/bin/sh\nset -eu\n"
     ': > "$RESULT_DIR/$RESULT_FILENAME.json"\n'
@@ -149,6 +151,17 @@ def test_reuse_after_merging_main(clone: Path, tmp_path: Path) -> None:
         # 1. The PR's own sweep at its head.
         head = plan_between(repo, case["merge_base"], pr_head, cache=cache)
         head_rows = plan_rows(head.document)
+        for commit in (pr_head, case["main_head"]):
+            # Multi-node rows may name recipes of the repository (CONFIG_FILE=
+            # benchmarks/…), which this bundle does not hold (configs only):
+            # the scratch scripts folder gets one per name the configs use.
+            for path in repo.file_paths(commit):
+                if path.startswith("configs/") and path.endswith(".yaml"):
+                    text = (repo.read_blob(commit, path) or b"").decode()
+                    for name in RECIPE.findall(text):
+                        recipe = scripts / name
+                        recipe.parent.mkdir(parents=True, exist_ok=True)
+                        recipe.touch()
         resolver = ScriptResolver(scripts)
         for row in head_rows:  # one trivial script per name the rows resolve to
             script = scripts / resolver.resolve(row).tried[0]
@@ -218,6 +231,11 @@ def test_reuse_after_merging_main(clone: Path, tmp_path: Path) -> None:
         # prepared commit, its script taken from the absolute scratch folder.
         with Ledger(scratch / "runs.sqlite3") as ledger:
             runs = ledger.runs()
+            stands = ledger.for_commit(report.prepared)
+        # ... and records what the prepared commit's results are made of.
+        assert sorted((origin, run.id) for origin, run in stands) == sorted(
+            [("reused", r["run_id"]) for r in reused] + [("measured", r["run_id"]) for r in rerun]
+        )
         new = {run.id: run for run in runs if run.id not in head_run_ids}
         assert {r["run_id"] for r in rerun} == set(new)
         for run in new.values():

@@ -105,7 +105,16 @@ def test_custom_table_first_matching_glob_wins(scripts_dir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "template", ["{nope}.sh", "../{model}.sh", "/abs/{model}.sh", "{spec=mtp:_m/x}.sh", "{model"]
+    "template",
+    [
+        "{nope}.sh",
+        "../{model}.sh",
+        "/abs/{model}.sh",
+        "{spec=mtp:_m x}.sh",
+        "{spec=mtp:../}{model}.sh",
+        "{spec=mtp:a/../}{model}.sh",
+        "{model",
+    ],
 )
 def test_bad_templates_are_refused(scripts_dir: Path, template: str) -> None:
     with pytest.raises(TemplateError):

@@ -91,9 +91,10 @@ def test_rows_succeed_and_write_results(tmp_path: Path) -> None:
     starts = [e.key for e in events if e.status is None]
     finishes = [e.key for e in events if e.status is not None]
     assert sorted(starts) == sorted(finishes) == sorted(j.key for j in jobs)
-    # One array for the whole launch; its folder (manifest, wrapper, statuses) removed after.
+    # One array for the whole launch, its manifest kept in the launch folder.
     assert slurm.job_id is not None and slurm.launch_dir is not None
-    assert not slurm.launch_dir.exists()
+    manifest = json.loads((slurm.launch_dir / "manifest.json").read_text())
+    assert [t["key"] for t in manifest["tasks"]] == [j.key for j in jobs]
 
 
 @needs_cluster
@@ -256,7 +257,7 @@ def test_slurm_states_map_onto_job_status(tmp_path: Path, monkeypatch: pytest.Mo
     jobs = [make_job(tmp_path, f"j{i}", "true\n") for i in range(len(states) + 2)]
     slurm = launcher(tmp_path)
     slurm._use_sacct = False  # no accounting: purged tasks are read from status files
-    monkeypatch.setattr(slurm, "_submit", lambda tasks, parallel: "42")
+    monkeypatch.setattr(slurm, "_sbatch", lambda tasks, indices, parallel: "42")
     monkeypatch.setattr(slurm, "_scontrol_exit_code", lambda task: 1)
     # The last two tasks were purged from the controller; one left a status file.
     listed = {i: (state, "None") for i, state in enumerate(states)}
@@ -327,7 +328,7 @@ def test_the_wrapper_takes_secret_values_from_the_job_environment(tmp_path: Path
 
 
 @needs_cluster
-def test_a_slurm_launch_passes_the_token_and_leaves_no_launch_folder(
+def test_a_slurm_launch_passes_the_token_and_writes_it_nowhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HF_TOKEN", SECRET)
@@ -336,6 +337,7 @@ def test_a_slurm_launch_passes_the_token_and_leaves_no_launch_folder(
     (outcome,) = slurm.launch([job], parallel=1)
     assert outcome.status is JobStatus.SUCCEEDED, outcome.detail
     assert outcome.log_path.read_text() == "ok\n"
-    assert slurm.launch_dir is not None and not slurm.launch_dir.exists()
+    assert slurm.launch_dir is not None
+    assert (slurm.launch_dir / "manifest.json").stat().st_mode & 0o777 == 0o600
     for path in (tmp_path / "slurm").rglob("*"):
         assert not path.is_file() or SECRET not in path.read_text(errors="replace")

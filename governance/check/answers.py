@@ -1,0 +1,173 @@
+"""`gov check`'s answer, rendered, and remembered by what it depends on.
+
+The hook and CI ask the same question again and again: the same changelog
+bytes at base and head, the same master configs, the same settings. The
+answer (what the check prints, its step summary and its exit code) is a
+function of those inputs and of gov's version, so it is stored under
+`.git/gov/check-cache/` keyed by a digest of them: the blob ids of the files
+at both commits (or the bytes of the working tree or index), the base and
+head commits, the settings, the options and the output format. A repeated
+check then costs a few object lookups and no parse at all; the engines
+(ruamel.yaml, pydantic, the matrix) are imported only on a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from governance.check.findings_cache import digest
+from governance.check.service import CheckOptions, HeadSource, resolve_base
+from governance.core.blockcache import BlockCache
+from governance.core.diagnostics import UsageError
+from governance.core.settings import SETTINGS_FILES, Settings
+from governance.core.state import StateLayout
+from governance.git.repo import GitRepo
+
+FORMATS = ("text", "json", "github")
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    stdout: str
+    summary: str  # markdown for $GITHUB_STEP_SUMMARY ("" unless github)
+    ok: bool
+
+
+def _content_ids(
+    repo: GitRepo, paths: list[str], source: HeadSource, commit: str | None, *, strict: bool = True
+) -> list[str]:
+    """Something that changes exactly when a file's bytes change: its blob id
+    at a commit, or the SHA-256 of its bytes in the working tree or index
+    (`strict=False`: a file gov refuses to read counts as its refusal)."""
+    if source is HeadSource.REF and commit is not None:
+        return [repo.blob_id(commit, path) or "-" for path in paths]
+    read = repo.read_staged if source is HeadSource.STAGED else repo.read_worktree
+    out = []
+    for path in paths:
+        try:
+            data = read(path)
+        except UsageError as exc:
+            if strict:
+                raise
+            out.append(f"refused: {exc}")
+            continue
+        out.append("-" if data is None else hashlib.sha256(data).hexdigest())
+    return out
+
+
+def _scripts_id(repo: GitRepo, settings: Settings, source: HeadSource, commit: str | None) -> str:
+    """What changes when a launch script the preflight reads changes: the
+    scripts folder's tree id at a commit, else the names, sizes and
+    modification times of the files on disk."""
+    if source is HeadSource.REF and commit is not None:
+        return repo.tree_id(commit, settings.scripts) or "-"
+    folder = repo.root / settings.scripts
+    if not folder.is_dir():
+        return "-"
+    stats = sorted(
+        f"{path}:{info.st_size}:{info.st_mtime_ns}"
+        for path in folder.rglob("*")
+        if (info := path.lstat()) and path.is_file()
+    )
+    return hashlib.sha256("\n".join(stats).encode()).hexdigest()
+
+
+def remembered(repo: GitRepo, parts: list[str], compute: Callable[[], Answer]) -> Answer:
+    """The answer stored under the digest of `parts`, else `compute()` stored."""
+    cache = BlockCache(StateLayout(repo.git_dir).check_cache)
+    key = digest(parts)
+    hit = cache.get(key)
+    if isinstance(hit, dict) and set(hit) == {"stdout", "summary", "ok"}:
+        return Answer(str(hit["stdout"]), str(hit["summary"]), bool(hit["ok"]))
+    found = compute()
+    cache.put(key, {"stdout": found.stdout, "summary": found.summary, "ok": found.ok})
+    return found
+
+
+def _inputs(settings: Settings) -> list[str]:
+    return [settings.changelog, *settings.master_configs, settings.runners]
+
+
+def render(result: object, fmt: str) -> Answer:
+    from governance.check import render as out
+    from governance.check.service import CheckResult
+
+    assert isinstance(result, CheckResult)
+    if fmt == "json":
+        return Answer(out.render_json(result), "", result.verdict.ok)
+    if fmt == "github":
+        summary = out.render_markdown_summary(result)
+        return Answer(out.render_github(result), summary, result.verdict.ok)
+    return Answer(out.render_text(result), "", result.verdict.ok)
+
+
+def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: str) -> Answer:
+    """The rendered answer of `gov check`, from the cache when its inputs are unchanged."""
+    from governance.check.service import run_check
+
+    head_commit = None
+    if options.head_source is HeadSource.REF:
+        head_commit = repo.resolve(options.head_ref or "HEAD")
+    base_commit, base_label = options.resolved_base or resolve_base(
+        repo, settings, options.base_ref, head_commit, exact=options.exact_base
+    )
+    settings_files = list(SETTINGS_FILES)  # GOV801 compares them (check.trusted)
+    parts = [
+        "check",
+        fmt,
+        repr(settings),
+        repr(options),
+        head_commit or options.head_source.value,
+        base_commit,
+        base_label,
+        *_content_ids(repo, _inputs(settings), options.head_source, head_commit),
+        *_content_ids(repo, _inputs(settings), HeadSource.REF, base_commit),
+        _scripts_id(repo, settings, options.head_source, head_commit),
+        _scripts_id(repo, settings, HeadSource.REF, base_commit),
+        *_content_ids(repo, settings_files, options.head_source, head_commit, strict=False),
+        *_content_ids(repo, settings_files, HeadSource.REF, base_commit, strict=False),
+    ]
+
+    def compute() -> Answer:
+        from governance.check.trusted import settings_change
+
+        result = run_check(repo, settings, options)
+        changed = settings_change(repo, base_commit, options, head_commit)
+        result.warnings += [changed] if changed else []
+        return render(result, fmt)
+
+    return remembered(repo, parts, compute)
+
+
+def plan_answer(
+    repo: GitRepo, settings: Settings, base: str, head: str, echo: tuple[str, str], flags: str,
+    fmt: str,
+) -> Answer:  # fmt: skip
+    """The rendered `gov plan` between two commits (`echo`: the base and head
+    names the document repeats; `flags`: the row options), cached likewise."""
+
+    def compute() -> Answer:
+        from governance.matrix import render as out
+        from governance.matrix import sources
+
+        result = sources.plan_between(
+            repo,
+            echo[0],
+            echo[1],
+            trim_conc="trim-conc" in flags,
+            evals_only="evals-only" in flags,
+            all_evals="all-evals" in flags,
+            changelog_path=settings.changelog,
+            masters=settings.master_configs,
+            runners=settings.runners,
+            cache=sources.default_cache(repo),
+        )
+        renderers = {"json": out.plan_json, "text": out.plan_text, "markdown": out.plan_markdown}
+        return Answer(renderers[fmt](result), "", True)
+
+    parts = ["plan", fmt, flags, repr(settings), base, head, *echo]
+    parts += _content_ids(repo, _inputs(settings), HeadSource.REF, head)
+    parts += _content_ids(repo, _inputs(settings), HeadSource.REF, base)
+    return remembered(repo, parts, compute)

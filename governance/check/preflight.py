@@ -1,0 +1,321 @@
+"""The sweep preflight of `gov check`: the scripts a change's rows will run, checked at PR time.
+
+For every row the appended entries trigger (the plan pipeline), the launch
+script must resolve (GOV702, as `gov launch` would say at merge time), pass
+`bash -n` (GOV711) and be runnable the way the launcher runs it (GOV712); each
+literal `--flag value` it gives a serving engine is compared with what that
+engine's other scripts in the repository pass (GOV713, a warning;
+`governance.sweeps.shellscan`). The I/O lives here: reading the scripts of the
+snapshot being judged, running bash; the analysis is pure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from governance.core.codes import violation
+from governance.core.diagnostics import Violation
+from governance.core.settings import Settings
+from governance.git.repo import GitRepo
+
+if TYPE_CHECKING:
+    from governance.sweeps.dispatch import Resolved
+
+BASH_TIMEOUT_SECONDS = 20.0
+MAX_SCRIPT_BYTES = 4 * 1024 * 1024  # a launch script larger than this is not scanned
+_BASH_ERROR = re.compile(r"^(?P<file>.*?): line (?P<line>\d+): (?P<message>.*)$")
+
+
+@dataclass(slots=True)
+class Preflight:
+    """What the preflight found, and what it looked at."""
+
+    violations: list[Violation] = field(default_factory=list)
+    warnings: list[Violation] = field(default_factory=list)
+    rows: int = 0  # rows whose script was resolved
+    skipped_multinode: int = 0  # multi-node rows (their selection is launcher business)
+    scripts: list[str] = field(default_factory=list)  # repository paths checked
+    scanned: int = 0  # scripts read for the engine-flag index
+    files: dict[str, bytes] = field(default_factory=dict)  # bytes of the checked scripts
+
+    def summary(self) -> str:
+        skipped = f", {self.skipped_multinode} multi-node row(s) not preflighted" * bool(
+            self.skipped_multinode
+        )
+        return (
+            f"sweep preflight: {self.rows} row(s), {len(self.scripts)} script(s) checked "
+            f"against {self.scanned} in the scripts folder, {len(self.warnings)} warning(s)"
+            f"{skipped}"
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "rows": self.rows,
+            "skipped_multinode": self.skipped_multinode,
+            "scripts": list(self.scripts),
+            "scanned": self.scanned,
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+
+def wanted(settings: Settings, exists: bool, flag: bool | None) -> bool:
+    """Preflight on? The flag, else the setting; `auto` means "the scripts folder exists"."""
+    if flag is not None:
+        return flag
+    return settings.sweep_preflight == "true" or (settings.sweep_preflight == "auto" and exists)
+
+
+def in_repository(repo: GitRepo, settings: Settings) -> bool:
+    """Is the scripts folder a path inside the repository (so commits hold it)?
+    A folder elsewhere (an absolute `scripts`) is read from the file system."""
+    folder = Path(settings.scripts)
+    if folder.is_absolute() or ".." in folder.parts:
+        return False
+    return (repo.root / folder).resolve().is_relative_to(repo.root.resolve())
+
+
+def scripts_exist(repo: GitRepo, settings: Settings, commit: str | None) -> bool:
+    if commit is None or not in_repository(repo, settings):
+        return (repo.root / settings.scripts).is_dir()
+    return bool(repo.tree_files(commit, settings.scripts))
+
+
+@contextmanager
+def _snapshot(
+    repo: GitRepo, settings: Settings, commit: str | None
+) -> Iterator[tuple[Path, dict[str, bytes], dict[str, bool]]]:
+    """(folder, path -> bytes, path -> executable) of the scripts folder as judged:
+    the commit's tree written to a temporary folder, or the working tree."""
+    prefix = settings.scripts.rstrip("/")
+    if commit is None:
+        root = repo.root / prefix
+        files, modes = {}, {}
+        for file in sorted(root.rglob("*")) if root.is_dir() else []:
+            if file.is_file() and not file.is_symlink():
+                path = f"{prefix}/{file.relative_to(root).as_posix()}"
+                files[path] = file.read_bytes()
+                modes[path] = os.access(file, os.X_OK)
+        yield root, files, modes
+        return
+    temp = Path(tempfile.mkdtemp(prefix="gov-preflight-"))
+    try:
+        files, modes = {}, {}
+        for path, (mode, blob) in repo.tree_files(commit, prefix).items():
+            relative = path[len(prefix) + 1 :]
+            target = temp / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = repo.read_blob_by_id(blob)
+            if mode == "120000":  # a symbolic link: the resolver refuses one leaving the folder
+                target.symlink_to(data.decode("utf-8", "replace"))
+                continue
+            target.write_bytes(data)
+            target.chmod(0o755 if mode == "100755" else 0o644)
+            files[path] = data
+            modes[path] = mode == "100755"
+        yield temp, files, modes
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def run_preflight(
+    repo: GitRepo,
+    settings: Settings,
+    document: Mapping[str, Any],
+    head_commit: str | None,
+    base_commit: str,
+) -> Preflight:
+    """Check the scripts the plan `document`'s rows will run, as they are in
+    the snapshot being judged (`head_commit`, or the working tree)."""
+    from governance.sweeps.dispatch import SweepPaths, resolve_rows, resolver_for
+    from governance.sweeps.identity import plan_rows
+
+    tracked = in_repository(repo, settings)
+    if not tracked:
+        head_commit = None  # not in the commits: what is on disk is what will run
+    result = Preflight()
+    rows = plan_rows(document)
+    single = [row for row in rows if not row.is_multinode]
+    result.skipped_multinode = len(rows) - len(single)
+    prefix = settings.scripts.rstrip("/")
+    with _snapshot(repo, settings, head_commit) as (folder, files, modes):
+        paths = SweepPaths(folder, folder / ".results", folder / ".ledger")
+        resolver = resolver_for(paths, settings)
+        resolved = resolve_rows(single, resolver, paths.results, machine="preflight", build=False)
+        real_root = folder.resolve()
+        scripts: dict[str, int] = {}
+        for item in resolved:
+            if not item.ok:
+                result.violations.append(_unresolved(item, prefix))
+                continue
+            assert item.script is not None
+            path = f"{prefix}/{item.script.relative_to(real_root).as_posix()}"
+            scripts[path] = scripts.get(path, 0) + 1
+        result.rows = sum(scripts.values())
+        result.scripts = sorted(scripts)
+        for path in result.scripts:
+            data = files.get(path, b"")
+            result.files[path] = data
+            result.violations += _runnable(path, data, modes.get(path, False))
+            result.violations += _syntax(path, folder / path[len(prefix) + 1 :], data)
+        changed = _changed(repo, base_commit, prefix, files) if tracked else frozenset()
+        result.warnings, result.scanned = _flag_warnings(files, result.scripts, changed)
+    result.violations = _dedupe(result.violations)
+    return result
+
+
+def _unresolved(item: Resolved, prefix: str) -> Violation:
+    tried = ", ".join(f"{prefix}/{t}" for t in item.tried) or "no candidate"
+    where = f"{prefix}/{item.tried[0]}" if item.tried else prefix
+    return violation(
+        item.code,
+        f"row {item.row.where} ({item.row.data.get('exp-name', '?')}, conc {item.key.rpartition('-')[2]}) "
+        f"has no launch script: {item.problem}; tried {tried}",
+        where,
+        hint="add the script (the name the naming rule expects), or fix the config's "
+        "runner/framework/precision; `gov launch --dry-run` shows the same",
+    )
+
+
+def _dedupe(found: list[Violation]) -> list[Violation]:
+    """One finding per script and problem (18 rows of one config share one script)."""
+    out: dict[tuple[str, str, int, str], Violation] = {}
+    counts: dict[tuple[str, str, int, str], int] = {}
+    for v in found:
+        key = (v.code, v.path, v.line, v.message.split(" has no launch script")[-1])
+        counts[key] = counts.get(key, 0) + 1
+        out.setdefault(key, v)
+    return [
+        v if counts[k] == 1 else _with_message(v, f"{v.message} (and {counts[k] - 1} more row(s))")
+        for k, v in out.items()
+    ]
+
+
+def _with_message(v: Violation, message: str) -> Violation:
+    return violation(v.code, message, v.path, v.line, v.column, v.hint)
+
+
+def _runnable(path: str, data: bytes, executable: bool) -> list[Violation]:
+    """The launcher executes an executable script (its `#!` line picks the
+    interpreter) and runs any other through bash."""
+    if executable and not data.startswith(b"#!"):
+        return [
+            violation(
+                "GOV712",
+                "the script is executable but has no `#!` line: executing it fails "
+                "(Exec format error)",
+                path,
+                1,
+                1,
+                "start it with `#!/usr/bin/env bash`, or drop the executable bit "
+                "(then the launcher runs it through bash)",
+            )
+        ]
+    return []
+
+
+def _shell(data: bytes) -> bool:
+    """Is the script for a POSIX shell or bash (what `bash -n` can judge)?"""
+    if not data.startswith(b"#!"):
+        return True
+    first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
+    words = first[2:].split()
+    name = words[0].rsplit("/", 1)[-1] if words else ""
+    if name == "env" and len(words) > 1:
+        name = words[1].rsplit("/", 1)[-1]
+    return name in ("bash", "sh", "dash", "ksh")
+
+
+def _syntax(path: str, file: Path, data: bytes) -> list[Violation]:
+    if not _shell(data):
+        return []
+    bash = shutil.which("bash")
+    if bash is None:
+        return [
+            violation(
+                "GOV711",
+                "bash is not installed: the syntax was not checked",
+                path,
+                hint="install bash",
+            )
+        ]
+    try:
+        done = subprocess.run(
+            [bash, "-n", str(file)],
+            capture_output=True,
+            timeout=BASH_TIMEOUT_SECONDS,
+            check=False,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
+        )
+    except subprocess.TimeoutExpired:
+        return [violation("GOV711", "`bash -n` did not finish", path, hint="simplify the script")]
+    if done.returncode == 0:
+        return []
+    out = []
+    for line in done.stderr.decode("utf-8", "replace").splitlines():
+        match = _BASH_ERROR.match(line)
+        if match:
+            out.append(
+                violation(
+                    "GOV711",
+                    f"bash -n: {match.group('message')}",
+                    path,
+                    int(match.group("line")),
+                    1,
+                    "fix the shell syntax; `bash -n SCRIPT` shows the same",
+                )
+            )
+    return out or [
+        violation(
+            "GOV711", f"bash -n failed (exit {done.returncode})", path, hint="run bash -n on it"
+        )
+    ]
+
+
+def _changed(
+    repo: GitRepo, base_commit: str, prefix: str, files: Mapping[str, bytes]
+) -> frozenset[str]:
+    """Scripts the change adds or edits: they do not vouch for each other."""
+    import hashlib
+
+    base = repo.tree_files(base_commit, prefix)
+    out = set()
+    for path, data in files.items():
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+        if base.get(path, ("", ""))[1] != blob:
+            out.add(path)
+    return frozenset(out)
+
+
+def _flag_warnings(
+    files: Mapping[str, bytes], checked: list[str], changed: frozenset[str]
+) -> tuple[list[Violation], int]:
+    from governance.sweeps.shellscan import build_index, flag_warnings
+
+    scripts = {p: d for p, d in files.items() if p.endswith(".sh") and len(d) <= MAX_SCRIPT_BYTES}
+    index = build_index(scripts)
+    out = []
+    for path in checked:
+        data = scripts.get(path)
+        if data is None:
+            continue
+        for found in flag_warnings(data, index, changed | {path}):
+            out.append(
+                violation(
+                    "GOV713",
+                    found.message(),
+                    path,
+                    found.use.line,
+                    found.use.column,
+                    found.hint(),
+                )
+            )
+    return out, len(scripts)

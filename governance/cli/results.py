@@ -1,0 +1,67 @@
+"""`gov results compare`: what a PR's rows measured, beside main's newest results."""
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from governance.cli.common import format_option, guarded, open_repo
+from governance.core.diagnostics import EXIT_OK
+
+results_app = typer.Typer(
+    help="Read the results the launched rows left, and compare them with main.",
+    no_args_is_help=True,
+)
+
+
+class ResultsFormat(StrEnum):
+    text = "text"
+    markdown = "markdown"
+    json = "json"
+    html = "html"
+
+
+@results_app.command("compare")
+@guarded
+def compare(
+    pr: Annotated[int, typer.Option("--pr", min=1, help="The PR whose results to compare.")],
+    output: Annotated[
+        ResultsFormat, format_option("Output format (html: a page with charts).")
+    ] = ResultsFormat.text,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--threshold",
+            min=0,
+            help="Flag relative changes past this many percent (default: results-threshold).",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
+    ] = None,
+) -> None:
+    """Per config and concurrency: the PR's throughput per GPU, median TTFT, TPOT and
+    interactivity beside the newest main result of the same config, with the change."""
+    from governance.results import render
+    from governance.results.service import compare_pr
+
+    repo, settings = open_repo()
+    report = compare_pr(repo, settings, pr, threshold)
+    if output is ResultsFormat.html:
+        from governance.results.html import render_html
+
+        text = render_html(report)
+    elif output is ResultsFormat.markdown:
+        text = render.render_markdown(report)
+    elif output is ResultsFormat.json:
+        text = render.render_json(report)
+    else:
+        text = render.render_text(report)
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+        sys.stderr.write(f"wrote {out}: {render.summary(report)}\n")
+    else:
+        sys.stdout.write(text)
+    raise typer.Exit(EXIT_OK)

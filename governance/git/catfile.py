@@ -1,0 +1,88 @@
+"""Object reads through one long-lived `git cat-file --batch-command` process.
+
+The everyday doors (the hook, `gov check`, `gov plan`) read a handful of
+objects: the changelog at two commits, the master configs, a ref or two.
+Opening a full gitpython repository for that costs more than the reads; one
+git process that answers `info`/`contents` lines costs a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import threading
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectInfo:
+    sha: str
+    type: str  # blob, tree, commit, tag
+    size: int
+
+
+class CatFile:
+    """Answers object lookups by any name git understands (`<rev>:<path>`,
+    `:<path>` for the index, `<ref>^{commit}`, a SHA). Started on first use."""
+
+    def __init__(self, cwd: Path) -> None:
+        self._cwd = cwd
+        self._process: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._process is None or self._process.poll() is not None:
+            self._process = subprocess.Popen(
+                ["git", "cat-file", "--batch-command"],
+                cwd=self._cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            # Closing stdin ends the process (EOF) when the reader goes away.
+            weakref.finalize(self, _stop, self._process)
+        return self._process
+
+    def _ask(self, command: str, name: str) -> tuple[ObjectInfo | None, bytes | None]:
+        if "\n" in name or not name:
+            return None, None  # not a name git could look up
+        with self._lock:
+            process = self._start()
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(f"{command} {name}\n".encode())
+            process.stdin.flush()
+            header = process.stdout.readline().rstrip(b"\n").split(b" ")
+            if len(header) != 3:  # "<name> missing" or "<name> ambiguous"
+                return None, None
+            info = ObjectInfo(header[0].decode(), header[1].decode(), int(header[2]))
+            if command != "contents":
+                return info, None
+            data = process.stdout.read(info.size)
+            process.stdout.read(1)  # the newline after the contents
+            return info, data
+
+    def info(self, name: str) -> ObjectInfo | None:
+        return self._ask("info", name)[0]
+
+    def contents(self, name: str) -> tuple[ObjectInfo, bytes] | None:
+        info, data = self._ask("contents", name)
+        return None if info is None or data is None else (info, data)
+
+    def close(self) -> None:
+        if self._process is not None:
+            _stop(self._process)
+            self._process = None
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.stdin is not None and not process.stdin.closed:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()

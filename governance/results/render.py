@@ -1,0 +1,107 @@
+"""A comparison as text, markdown (the PR comment, the step summary) or JSON."""
+
+from __future__ import annotations
+
+import json
+
+from governance.results.compare import METRICS, Change, Comparison, ComparisonReport
+
+_MARK = {"better": "▲", "worse": "▼", "": ""}
+
+
+def _value(number: float | None) -> str:
+    if number is None:
+        return "-"
+    if abs(number) >= 1000:
+        return f"{number:,.0f}"
+    if abs(number) >= 10:
+        return f"{number:.1f}"
+    return f"{number:.3g}"
+
+
+def _cell(change: Change | None, pr_only: float | None) -> str:
+    if change is None:
+        return _value(pr_only)
+    text = f"{_value(change.pr)} vs {_value(change.main)}"
+    if change.relative is not None:
+        text += f" ({change.relative * 100:+.1f}%{' ' + _MARK[change.flag] if change.flag else ''})"
+    return text
+
+
+def _rows(report: ComparisonReport) -> tuple[list[str], list[list[str]]]:
+    headers = ["config", "conc", *(label for _n, label, _h in METRICS), "main run"]
+    rows = []
+    for c in report.comparisons:
+        if c.pr.figures.kind == "eval":
+            continue
+        by_name = {change.metric: change for change in c.changes}
+        cells = [_cell(by_name.get(name), getattr(c.pr.figures, name)) for name, _l, _h in METRICS]
+        main = f"#{c.main.run_id} ({c.main.commit[:10]})" if c.main else "none: new point"
+        rows.append([c.pr.config, c.pr.conc, *cells, main])
+    return headers, rows
+
+
+def _eval_rows(report: ComparisonReport) -> list[list[str]]:
+    out = []
+    for c in report.comparisons:
+        if c.pr.figures.kind != "eval":
+            continue
+        by_name = {change.metric: change for change in c.changes}
+        for name, value in sorted(c.pr.figures.scores.items()):
+            out.append([c.pr.config, c.pr.conc, name, _cell(by_name.get(name), value)])
+    return out
+
+
+def summary(report: ComparisonReport) -> str:
+    paired = sum(c.main is not None for c in report.comparisons)
+    return (
+        f"PR #{report.pr} vs {report.main_label}: {len(report.comparisons)} point(s), "
+        f"{paired} with a main result; past ±{report.threshold:g}%: {report.worse} worse, "
+        f"{report.better} better"
+    )
+
+
+def render_text(report: ComparisonReport) -> str:
+    headers, rows = _rows(report)
+    out = [summary(report)]
+    if rows:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        out += [fmt.format(*headers), fmt.format(*("-" * w for w in widths))]
+        out += [fmt.format(*row).rstrip() for row in rows]
+    for config, conc, name, cell in _eval_rows(report):
+        out.append(f"eval {config} conc {conc}: {name} {cell}")
+    out += [f"unreadable: {line}" for line in report.unreadable]
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(report: ComparisonReport) -> str:
+    headers, rows = _rows(report)
+    out = [f"### Results: PR #{report.pr} compared with {report.main_label}", "", summary(report)]
+    out += [
+        "",
+        "PR value vs main value (relative change; ▲ better, ▼ worse past the threshold).",
+        "",
+    ]
+    if rows:
+        out += ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+    evals = _eval_rows(report)
+    if evals:
+        out += ["", "| eval config | conc | score | PR vs main |", "|---|---|---|---|"]
+        out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in evals]
+    if report.unreadable:
+        out += ["", *(f"- unreadable: {_md(line)}" for line in report.unreadable)]
+    return "\n".join(out) + "\n"
+
+
+def render_json(report: ComparisonReport) -> str:
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def flagged(comparisons: list[Comparison]) -> list[Comparison]:
+    return [c for c in comparisons if c.flags]

@@ -1,0 +1,271 @@
+"""Serving-engine flags in launch scripts: script bytes in, flag uses and warnings out (pure).
+
+Each command's words (`shellwords`) are searched for a serving engine
+(`vllm serve`, `sglang serve`, `python3 -m sglang.launch_server`,
+`trtllm-serve`, `atom serve`, ...); the `--flag value` / `--flag=value`
+pairs after it whose value is a literal (no expansion) are reported with
+their 1-based line and column. `flag_warnings` compares a script's uses with
+an index of the other scripts: a value never seen with this engine for the
+flag, but seen with another engine that shares no value of that flag with
+this one, is suspicious (docs/sweeps.md, 'Preflight').
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from governance.sweeps.shellwords import Word, commands
+
+ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "atom": "ATOM"}
+# `python -m MODULE` modules that start a server, by engine.
+_MODULES = (
+    ("sglang.launch_server", "sglang"),
+    ("vllm.entrypoints.", "vllm"),
+    ("atom.entrypoints.", "atom"),
+    ("tensorrt_llm.serve", "trtllm"),
+)
+# A quoted command kept in a variable (`CMD="... python3 -m sglang.launch_server ..."`).
+_ENGINE_TEXT = re.compile(r"\b(?:vllm|sglang|atom) serve\b|trtllm-serve|-m (?:sglang|vllm|atom)\.")
+_ADDRESS = re.compile(r"[0-9.:]+|localhost|\[?[0-9a-fA-F:]+\]?")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+@dataclass(frozen=True, slots=True)
+class FlagUse:
+    engine: str  # vllm | sglang | trtllm | atom
+    flag: str  # normalised: no leading dashes, `_` as `-`
+    spelled: str  # as written, e.g. `--quantization`
+    value: str
+    line: int
+    column: int
+
+
+def _engine_at(words: Sequence[Word], k: int) -> tuple[str, int] | None:
+    """(engine, index of the first argument) when an engine starts at word k."""
+    word = words[k]
+    if word.op:
+        return None
+    after = words[k + 1].text if k + 1 < len(words) else ""
+    if after == "-m" and k + 2 < len(words):  # `python3 -m MODULE`, `"$PY" -m MODULE`
+        module = words[k + 2].text
+        for prefix, engine in _MODULES:
+            if module == prefix or (prefix.endswith(".") and module.startswith(prefix)):
+                return engine, k + 3
+    if word.dynamic or word.op:
+        return None
+    name = word.text.rsplit("/", 1)[-1]
+    if name in ("vllm", "sglang", "atom") and after == "serve":
+        return name, k + 2
+    if name == "trtllm-serve":
+        return "trtllm", k + 2 if after == "serve" else k + 1
+    return None
+
+
+def _normal(flag: str) -> str:
+    return flag.lstrip("-").replace("_", "-").lower()
+
+
+def flag_uses(data: bytes) -> list[FlagUse]:
+    """Every literal `--flag value` given to a serving engine in a script,
+    including commands kept in a double-quoted variable (`CMD="vllm serve ..."`)."""
+    text = data.decode("utf-8", "replace")
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def where(offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    out: list[FlagUse] = []
+    pending = [(text, 0)]
+    while pending:
+        source, base = pending.pop()
+        lexed = commands(source)
+        arrays = _arrays(lexed)
+        for words in lexed:
+            out.extend(_command_uses(_spliced(words, arrays), base, where))
+            for word in words:  # quoted command lines: lexed again, in place
+                if word.value_start >= 0 and word.end > 0 and _ENGINE_TEXT.search(word.text):
+                    raw = source[word.value_start : word.end]
+                    if raw.startswith('"') and raw.endswith('"') and len(raw) > 1:
+                        pending.append((raw[1:-1], base + word.value_start + 1))
+    # An array expanded in several commands yields its words once.
+    return sorted(set(out), key=lambda use: (use.line, use.column, use.flag))
+
+
+_ARRAY_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
+
+
+def _arrays(lexed: Sequence[Sequence[Word]]) -> dict[str, list[Word]]:
+    """NAME -> the words assigned to array NAME (`NAME=(...)`, `NAME+=(...)`)."""
+    out: dict[str, list[Word]] = {}
+    for words in lexed:
+        k = 0
+        while k < len(words):
+            word = words[k]
+            k += 1
+            if word.op or not word.text.endswith("=(") or word.dynamic:
+                continue
+            name = word.text[:-2].removesuffix("+")
+            body = out.setdefault(name, []) if word.text.endswith("+=(") else []
+            out[name] = body
+            while k < len(words) and not (words[k].op and words[k].text == ")"):
+                body.append(words[k])
+                k += 1
+    return out
+
+
+def _spliced(words: Sequence[Word], arrays: Mapping[str, list[Word]]) -> list[Word]:
+    """`"${ARGS[@]}"` replaced by the words assigned to ARGS (once, no recursion)."""
+    out: list[Word] = []
+    for word in words:
+        match = _ARRAY_USE.fullmatch(word.text) if word.dynamic else None
+        out.extend(arrays.get(match.group(1), []) if match else [word])
+    return out
+
+
+def _command_uses(
+    words: Sequence[Word], base: int, where: Callable[[int], tuple[int, int]]
+) -> list[FlagUse]:
+    out: list[FlagUse] = []
+    for k in range(len(words)):
+        found = _engine_at(words, k)
+        if found is None:
+            continue
+        engine, j = found
+        while j < len(words) and not words[j].op:
+            word = words[j]
+            j += 1
+            if not word.text.startswith("--") or len(word.text) < 3:
+                continue
+            if word.value_start >= 0:  # --flag=value
+                name, _, value = word.text.partition("=")
+                if not word.value_dynamic and value:
+                    out.append(
+                        FlagUse(engine, _normal(name), name, value, *where(base + word.value_start))
+                    )
+                continue
+            if word.dynamic:
+                continue
+            nxt = words[j] if j < len(words) else None
+            if nxt is None or nxt.op or nxt.text.startswith("-"):
+                continue  # a switch
+            j += 1
+            if not nxt.dynamic and nxt.text:
+                out.append(
+                    FlagUse(
+                        engine, _normal(word.text), word.text, nxt.text, *where(base + nxt.start)
+                    )
+                )
+        break  # one engine per command
+    return out
+
+
+def worth_checking(value: str) -> bool:
+    """Numbers are tunables and addresses are the machine's (a new one is not
+    a mistake); names are checked."""
+    return bool(value) and not _NUMBER.fullmatch(value) and not _ADDRESS.fullmatch(value)
+
+
+@dataclass(slots=True)
+class FlagIndex:
+    """(flag, value) -> engine -> the (path, line, column) uses, over many scripts."""
+
+    uses: dict[tuple[str, str], dict[str, list[tuple[str, int, int]]]] = field(default_factory=dict)
+    values: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict)
+
+    def add(self, path: str, found: Iterable[FlagUse]) -> None:
+        for use in found:
+            engines = self.uses.setdefault((use.flag, use.value), {})
+            engines.setdefault(use.engine, []).append((path, use.line, use.column))
+            self.values.setdefault((use.engine, use.flag), set()).add((use.value, path))
+
+    def seen(self, engine: str, flag: str, value: str, exclude: frozenset[str]) -> bool:
+        places = self.uses.get((flag, value), {}).get(engine, [])
+        return any(path not in exclude for path, _l, _c in places)
+
+    def others(
+        self, engine: str, flag: str, value: str, exclude: frozenset[str]
+    ) -> dict[str, list[tuple[str, int, int]]]:
+        out: dict[str, list[tuple[str, int, int]]] = {}
+        for other, places in self.uses.get((flag, value), {}).items():
+            kept = [p for p in places if p[0] not in exclude]
+            if other != engine and kept:
+                out[other] = kept
+        return out
+
+    def share_values(self, a: str, b: str, flag: str, exclude: frozenset[str]) -> bool:
+        """Do engines a and b pass one same value for `flag` somewhere? Then the
+        flag's values are common vocabulary (parsers named after a model family)."""
+        mine = set(self.engine_values(a, flag, exclude))
+        return any(v in mine for v in self.engine_values(b, flag, exclude))
+
+    def engine_values(self, engine: str, flag: str, exclude: frozenset[str]) -> list[str]:
+        return sorted(
+            {v for v, path in self.values.get((engine, flag), set()) if path not in exclude}
+        )
+
+
+def build_index(scripts: Mapping[str, bytes]) -> FlagIndex:
+    index = FlagIndex()
+    for path, data in sorted(scripts.items()):
+        index.add(path, flag_uses(data))
+    return index
+
+
+@dataclass(frozen=True, slots=True)
+class FlagWarning:
+    use: FlagUse
+    other_engine: str
+    other_places: tuple[tuple[str, int, int], ...]
+    engine_values: tuple[str, ...]  # what this engine's scripts pass for the flag
+
+    def message(self) -> str:
+        label = ENGINE_LABELS.get(self.use.engine, self.use.engine)
+        other = ENGINE_LABELS.get(self.other_engine, self.other_engine)
+        path, line, column = self.other_places[0]
+        more = len(self.other_places) - 1
+        also = f" and {more} more place{'s' if more != 1 else ''}" if more > 0 else ""
+        return (
+            f"{label} is given `{self.use.spelled} {self.use.value}`, a value only {other} "
+            f"scripts here use ({path}:{line}:{column}{also}); no {label} script passes it"
+        )
+
+    def hint(self) -> str:
+        label = ENGINE_LABELS.get(self.use.engine, self.use.engine)
+        if self.engine_values:
+            shown = ", ".join(self.engine_values[:6])
+            return f"{label} scripts here pass {self.use.spelled} {shown}; or is this the wrong engine?"
+        return f"no {label} script here passes {self.use.spelled}; check the engine's documentation"
+
+
+def flag_warnings(
+    data: bytes, index: FlagIndex, exclude: frozenset[str] = frozenset()
+) -> list[FlagWarning]:
+    """The suspicious flag values of one script, against `index` minus the
+    scripts in `exclude` (the script itself and whatever else is under review)."""
+    out = []
+    for use in flag_uses(data):
+        if not worth_checking(use.value):
+            continue
+        if index.seen(use.engine, use.flag, use.value, exclude):
+            continue
+        others = {
+            name: places
+            for name, places in index.others(use.engine, use.flag, use.value, exclude).items()
+            if not index.share_values(use.engine, name, use.flag, exclude)
+        }
+        if not others:
+            continue  # new to every engine: nothing to compare with
+        other = max(sorted(others), key=lambda name: len(others[name]))
+        out.append(
+            FlagWarning(
+                use,
+                other,
+                tuple(others[other]),
+                tuple(index.engine_values(use.engine, use.flag, exclude)),
+            )
+        )
+    return out

@@ -1,0 +1,238 @@
+"""A small shell lexer for launch scripts: text in, simple commands as words out (pure).
+
+Enough of the shell for reading launch scripts, not for running them: single
+and double quotes, `\\` escapes and line continuations, `$(...)`, `${...}`
+and backtick expansions (kept as written, marked dynamic), comments,
+heredoc bodies (skipped), array assignments spanning lines (`CMD=( ... )`,
+their words stay in the command, closed by a `)` operator word), redirections
+(`> log 2>&1` become operator words) and the separators `;`, `&`, `|`,
+newline.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_ASSIGN_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=$")
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    text: str  # quotes removed; expansions kept as written
+    start: int  # offset (characters) of the word's first character
+    dynamic: bool = False  # contains an expansion: the value is not known here
+    value_start: int = -1  # offset where the text after a `=` starts (else -1)
+    value_dynamic: bool = False  # the part after the first `=` contains an expansion
+    op: bool = False  # a redirection or other operator, not a word
+    end: int = -1  # offset just past the word
+
+
+@dataclass(slots=True)
+class _Lexer:
+    s: str
+    i: int = 0
+    commands: list[list[Word]] = field(default_factory=list)
+    words: list[Word] = field(default_factory=list)
+    heredocs: list[tuple[str, bool]] = field(default_factory=list)  # (delimiter, strip tabs)
+    array_depth: int = 0
+
+    def end_command(self) -> None:
+        if self.words:
+            self.commands.append(self.words)
+        self.words = []
+
+    def skip_expansion(self, i: int) -> int:
+        """End offset of the expansion starting at `s[i] == '$'` or a backtick."""
+        s, n = self.s, len(self.s)
+        if s[i] == "`":
+            j = i + 1
+            while j < n and s[j] != "`":
+                j += 2 if s[j] == "\\" else 1
+            return min(j + 1, n)
+        if i + 1 < n and s[i + 1] in "({":
+            close = ")" if s[i + 1] == "(" else "}"
+            opener = s[i + 1]
+            depth, j = 0, i + 1
+            while j < n:
+                c = s[j]
+                if c == "\\":
+                    j += 2
+                    continue
+                if c == "'" and close == ")":
+                    end = s.find("'", j + 1)
+                    j = n if end < 0 else end + 1
+                    continue
+                if c == '"':
+                    j = self.skip_double(j)[0]
+                    continue
+                if c == opener:
+                    depth += 1
+                elif c == close:
+                    depth -= 1
+                    if depth == 0:
+                        return j + 1
+                j += 1
+            return n
+        j = i + 1
+        if j < n and (s[j].isalnum() or s[j] == "_"):
+            while j < n and (s[j].isalnum() or s[j] == "_"):
+                j += 1
+            return j
+        return min(j + 1, n) if j < n and s[j] in "@*#?$!-" else j
+
+    def skip_double(self, i: int) -> tuple[int, str, bool]:
+        """(end, text, dynamic) of the double-quoted string at `s[i] == '"'`."""
+        s, n = self.s, len(self.s)
+        j, dynamic = i + 1, False
+        out: list[str] = []
+        while j < n and s[j] != '"':
+            c = s[j]
+            if c == "\\" and j + 1 < n:
+                if s[j + 1] == "\n":
+                    j += 2
+                    continue
+                if s[j + 1] in '$`"\\':
+                    out.append(s[j + 1])
+                    j += 2
+                    continue
+            if c in "$`":
+                end = self.skip_expansion(j)
+                out.append(s[j:end])
+                dynamic = True
+                j = end
+                continue
+            out.append(c)
+            j += 1
+        return min(j + 1, n), "".join(out), dynamic
+
+    def read_heredoc_bodies(self) -> None:
+        """At the start of a line: skip the pending heredoc bodies."""
+        for delimiter, strip in self.heredocs:
+            while self.i < len(self.s):
+                end = self.s.find("\n", self.i)
+                end = len(self.s) if end < 0 else end
+                line = self.s[self.i : end]
+                self.i = end + 1
+                if (line.lstrip("\t") if strip else line) == delimiter:
+                    break
+        self.heredocs = []
+
+    def word(self) -> None:
+        """Read one word starting at `self.i`."""
+        s, n = self.s, len(self.s)
+        start = self.i
+        out: list[str] = []
+        dynamic = value_dynamic = False
+        value_start = -1
+        while self.i < n:
+            c = s[self.i]
+            if c in " \t\n;&|<>()":
+                if c == "(" and _ASSIGN_ARRAY.search("".join(out)) and not dynamic:
+                    self.array_depth += 1
+                    self.i += 1
+                    out.append("(")
+                break
+            if c == "=" and value_start < 0:
+                value_start = self.i + 1
+            in_value = value_start >= 0 and self.i >= value_start
+            if c == "\\":
+                if self.i + 1 < n and s[self.i + 1] == "\n":
+                    self.i += 2
+                    continue
+                out.append(s[self.i + 1 : self.i + 2])
+                self.i += 2
+            elif c == "'":
+                end = s.find("'", self.i + 1)
+                end = n if end < 0 else end
+                out.append(s[self.i + 1 : end])
+                self.i = end + 1
+            elif c == '"':
+                end, text, dyn = self.skip_double(self.i)
+                out.append(text)
+                dynamic |= dyn
+                value_dynamic |= dyn and in_value
+                self.i = end
+            elif c in "$`":
+                end = self.skip_expansion(self.i)
+                out.append(s[self.i : end])
+                dynamic = True
+                value_dynamic |= in_value
+                self.i = end
+            else:
+                out.append(c)
+                self.i += 1
+        text = "".join(out)
+        self.words.append(Word(text, start, dynamic, value_start, value_dynamic, end=self.i))
+
+    def operator(self) -> None:
+        s, n = self.s, len(self.s)
+        c = s[self.i]
+        if c in "<>":
+            j = self.i
+            while j < n and s[j] in "<>&|-":
+                if s[j] == "&" and j + 1 < n and s[j + 1] in "0123456789-":
+                    j += 2
+                    break
+                j += 1
+            op = s[self.i : j]
+            self.i = j
+            if op.startswith("<<") and not op.startswith("<<<"):
+                self._heredoc(op.endswith("-"))
+            self.words.append(Word(op, self.i, op=True))
+            return
+        if c == "(":
+            self.end_command()
+            self.i += 1
+            return
+        if c == ")":
+            self.i += 1
+            if self.array_depth:
+                self.array_depth -= 1
+                self.words.append(Word(")", self.i - 1, op=True))  # the array's end
+                return
+            self.end_command()
+            return
+        # ; & | && || ;;
+        self.end_command()
+        self.i += 1
+
+    def _heredoc(self, strip: bool) -> None:
+        s, n = self.s, len(self.s)
+        while self.i < n and s[self.i] in " \t":
+            self.i += 1
+        match = re.match(r"""(['"]?)([A-Za-z0-9_.-]+)\1""", s[self.i :])
+        if match:
+            self.heredocs.append((match.group(2), strip))
+            self.i += match.end()
+
+    def run(self) -> list[list[Word]]:
+        s, n = self.s, len(self.s)
+        while self.i < n:
+            c = s[self.i]
+            if c == "\n":
+                self.i += 1
+                if self.array_depth == 0:
+                    self.end_command()
+                if self.heredocs:
+                    self.read_heredoc_bodies()
+            elif c in " \t\r":
+                self.i += 1
+            elif c == "\\" and self.i + 1 < n and s[self.i + 1] == "\n":
+                self.i += 2
+            elif c == "#":
+                end = s.find("\n", self.i)
+                self.i = n if end < 0 else end
+            elif c in ";&|<>()":
+                if c in "<>" and self.words and self.words[-1].text.isdigit():
+                    self.words.pop()  # `2>&1`: the descriptor belongs to the operator
+                self.operator()
+            else:
+                self.word()
+        self.end_command()
+        return self.commands
+
+
+def commands(text: str) -> list[list[Word]]:
+    """The simple commands of a shell script, as words (array bodies inline)."""
+    return _Lexer(text).run()

@@ -1,0 +1,115 @@
+"""`gov check` remembers its answer by what the answer depends on (check/answers.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.harness import Repo, run_gov, run_process
+
+ENTRY = (
+    "\n- config-keys:\n    - dsv4-fp8-mi300x-vllm\n  description:\n"
+    '    - "Retune MI300X DSv4 concurrency"\n  pr-link: {link}\n'
+)
+HEAVY = ("git", "ruamel.yaml", "pydantic", "httpx", "governance.changelog.document")
+
+
+def appended(repo: Repo, link: str = "XXX") -> Repo:
+    repo.git("checkout", "-q", "-b", "pr-2194")
+    text = (repo.path / "perf-changelog.yaml").read_text() + ENTRY.format(link=link)
+    repo.write("perf-changelog.yaml", text)
+    repo.commit("Retune")
+    return repo
+
+
+def answers(repo: Repo) -> list[Path]:
+    folder = repo.path / ".git" / "gov" / "check-cache"
+    return [p for p in folder.glob("*.json") if set(json.loads(p.read_text())) >= {"stdout"}]
+
+
+def test_a_repeated_check_is_answered_from_the_cache(example_repo: Repo) -> None:
+    repo = appended(example_repo)
+    first = run_gov("check", "--pr", "2194", cwd=repo.path)
+    assert first.exit_code == 0, first.stderr
+    [stored] = answers(repo)
+    # Plant a different answer under the same key: the next run must print it,
+    # which proves the answer came from the cache and not from the rules.
+    planted = {"stdout": "planted answer\n", "summary": "", "ok": False}
+    stored.write_text(json.dumps(planted))
+    again = run_gov("check", "--pr", "2194", cwd=repo.path)
+    assert (again.exit_code, again.stdout) == (1, "planted answer\n")
+    # Another format, another mode: other keys, real answers.
+    assert run_gov("check", "--main", cwd=repo.path).exit_code == 1
+    as_json = run_gov("check", "--pr", "2194", "--format", "json", cwd=repo.path)
+    assert json.loads(as_json.stdout)["ok"] is True
+
+
+def test_a_corrupt_answer_is_a_miss(example_repo: Repo) -> None:
+    repo = appended(example_repo)
+    assert run_gov("check", "--pr", "2194", cwd=repo.path).exit_code == 0
+    [stored] = answers(repo)
+    stored.write_text("{not json")
+    again = run_gov("check", "--pr", "2194", cwd=repo.path)
+    assert again.exit_code == 0 and again.stdout.startswith("ok: ")
+
+
+def test_the_hook_sees_every_edit_of_the_working_tree(example_repo: Repo) -> None:
+    """In worktree mode the key holds the bytes on disk: an edit after a
+    clean answer is judged afresh, and undoing it gets the first answer back."""
+    repo = appended(example_repo)
+    clean = run_gov("check", "--worktree", "--pr", "2194", cwd=repo.path)
+    assert clean.exit_code == 0, clean.stderr
+    path = repo.path / "perf-changelog.yaml"
+    good = path.read_bytes()
+    path.write_bytes(good.replace(b"pr-link: XXX", b"pr-link: PLACEHOLDER"))
+    bad = run_gov("check", "--worktree", "--pr", "2194", cwd=repo.path)
+    assert bad.exit_code == 1 and "GOV4" in bad.stdout
+    path.write_bytes(good)
+    assert run_gov("check", "--worktree", "--pr", "2194", cwd=repo.path).stdout == clean.stdout
+
+
+def test_a_settings_change_is_a_new_question(example_repo: Repo) -> None:
+    repo = appended(example_repo, link="https://github.com/SemiAnalysisAI/InferenceX/pull/2194")
+    assert run_gov("check", "--pr", "2194", cwd=repo.path).exit_code == 0
+    renamed = run_gov("check", "--pr", "2194", "--repository", "acme/bench", cwd=repo.path)
+    assert renamed.exit_code == 1 and "GOV4" in renamed.stdout
+
+
+def test_a_cached_check_imports_no_engine(example_repo: Repo) -> None:
+    """The hot path of a repeated check: no gitpython, YAML parser or pydantic."""
+    repo = appended(example_repo)
+    probe = (
+        "import sys\n"
+        "from governance.cli.app import main\n"
+        "sys.argv = ['gov', 'check', '--pr', '2194']\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    code = exit.code\n"
+        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "sys.stderr.write('IMPORTED ' + ' '.join(heavy) + ' EXIT ' + str(code))\n"
+    )
+    cold = run_process([sys.executable, "-c", probe], cwd=repo.path)
+    assert "IMPORTED ruamel.yaml pydantic" in cold.stderr  # a miss runs the rules
+    warm = run_process([sys.executable, "-c", probe], cwd=repo.path)
+    assert warm.stderr.endswith("IMPORTED  EXIT 0"), warm.stderr
+
+
+def test_plan_reads_the_configured_master_configs_and_remembers(example_repo: Repo) -> None:
+    """`gov plan` reads the master configs where the settings put them (as
+    `gov check` does), and a repeated plan is the same document."""
+    repo = example_repo
+    (repo.path / "bench").mkdir()
+    for name in ("amd-master.yaml", "nvidia-master.yaml", "runners.yaml"):
+        repo.git("mv", f"configs/{name}", f"bench/{name}")
+    repo.write(
+        "pyproject.toml",
+        '[tool.gov]\nmaster-configs = ["bench/amd-master.yaml", "bench/nvidia-master.yaml"]\n'
+        'runners = "bench/runners.yaml"\n',
+    )
+    repo.commit("Configs live in bench/")
+    appended(repo)
+    first = run_gov("plan", "--format", "json", cwd=repo.path)
+    assert first.exit_code == 0, first.stderr
+    rows = json.loads(first.stdout)["single_node"]
+    assert sum(len(bucket) for bucket in rows.values()) > 0
+    again = run_gov("plan", "--format", "json", cwd=repo.path)
+    assert again.stdout == first.stdout

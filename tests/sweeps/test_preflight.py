@@ -1,0 +1,155 @@
+"""`gov check` preflights the scripts a PR's rows run: real repositories, real bash."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.harness import PROJECT, Repo, run_gov
+
+ENTRY = """
+- config-keys:
+    - dsv4-fp8-mi300x-vllm
+  description:
+    - "Preflight test"
+  pr-link: XXX
+"""
+SCRIPT = "benchmarks/single_node/fixed_seq_len/dsv4_fp8_mi300x.sh"
+VLLM = '#!/usr/bin/env bash\nvllm serve "$MODEL" --quantization fp8 --dtype auto\n'
+SGLANG = "#!/usr/bin/env bash\nsglang serve --model-path x \\\n  --quantization sgl_fp8\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    """The example repository on main, plus one vLLM and one SGLang script."""
+    repo = Repo(tmp_path / "repo")
+    for name in ("perf-changelog.yaml", "configs"):
+        source = PROJECT / name
+        if source.is_dir():
+            shutil.copytree(source, repo.path / name)
+        else:
+            shutil.copyfile(source, repo.path / name)
+    shutil.copytree(PROJECT / "launch" / "benchmarks", repo.path / "benchmarks", symlinks=True)
+    repo.write("benchmarks/single_node/fixed_seq_len/other_vllm.sh", VLLM)
+    repo.write("benchmarks/single_node/fixed_seq_len/other_sglang.sh", SGLANG)
+    repo.commit("example")
+    repo.git("checkout", "-q", "-b", "pr")
+    log = repo.path / "perf-changelog.yaml"
+    log.write_bytes(log.read_bytes() + ENTRY.encode())
+    return repo
+
+
+def check(repo: Repo, *extra: str, env: dict[str, str] | None = None) -> tuple[int, dict]:
+    done = run_gov(
+        "check",
+        "--base-ref",
+        "main",
+        "--pr",
+        "7",
+        "--format",
+        "json",
+        *extra,
+        cwd=repo.path,
+        env=env,
+    )
+    assert done.exit_code in (0, 1), done.stderr
+    return done.exit_code, json.loads(done.stdout)
+
+
+def test_clean_scripts_pass_and_the_preflight_says_what_it_checked(repo: Repo) -> None:
+    repo.commit("entry")
+    code, out = check(repo)
+    assert code == 0 and out["warnings"] == []
+    assert out["preflight"]["scripts"] == [SCRIPT]
+    assert out["preflight"]["rows"] > 0 and out["preflight"]["scanned"] >= 3
+    text = run_gov("check", "--base-ref", "main", "--pr", "7", cwd=repo.path).stdout
+    assert "sweep preflight:" in text
+    off = run_gov("check", "--base-ref", "main", "--pr", "7", "--no-sweep-preflight", cwd=repo.path)
+    assert off.exit_code == 0 and "sweep preflight" not in off.stdout
+
+
+def test_a_value_only_the_other_engine_uses_is_a_located_warning(repo: Repo) -> None:
+    repo.commit(
+        "entry",
+        **{SCRIPT.replace("/", "__"): "#!/bin/sh\nvllm serve m \\\n    --quantization sgl_fp8\n"},
+    )
+    code, out = check(repo)
+    assert code == 0 and out["ok"]
+    [warning] = out["warnings"]
+    assert (warning["code"], warning["path"], warning["line"], warning["column"]) == (
+        "GOV713",
+        SCRIPT,
+        3,
+        20,
+    )
+    assert "other_sglang.sh:3:18" in warning["message"] and "fp8" in warning["hint"]
+    text = run_gov("check", "--base-ref", "main", "--pr", "7", cwd=repo.path).stdout
+    assert f"{SCRIPT}:3:20: warning: GOV713" in text and "    --quantization sgl_fp8" in text
+    code, out = check(repo, env={"GOV_PREFLIGHT_WARNINGS_FAIL": "true"})
+    assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV713"]
+
+
+def test_syntax_errors_fail_at_their_line(repo: Repo) -> None:
+    repo.commit("entry", **{SCRIPT.replace("/", "__"): "#!/bin/bash\necho ok\nif true; then\n"})
+    code, out = check(repo)
+    assert code == 1
+    codes = [(v["code"], v["path"]) for v in out["violations"]]
+    assert codes == [("GOV711", SCRIPT)]
+    assert out["violations"][0]["line"] == 4  # bash reports the unexpected end of file
+
+
+def test_an_executable_script_without_a_shebang_cannot_be_executed(repo: Repo) -> None:
+    (repo.path / SCRIPT).write_text("echo no shebang\n")  # keeps its executable bit
+    repo.commit("entry")
+    code, out = check(repo)
+    assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV712"]
+    repo.git("update-index", "--chmod=-x", SCRIPT)
+    repo.git("commit", "-q", "-m", "not executable: run through bash")
+    assert check(repo)[0] == 0
+
+
+def test_a_row_without_a_script_is_found_at_pr_time(repo: Repo) -> None:
+    repo.git("rm", "-q", SCRIPT)
+    repo.commit("entry")
+    code, out = check(repo)
+    assert code == 1
+    [finding] = out["violations"]
+    assert finding["code"] == "GOV702" and finding["path"] == SCRIPT
+    assert "more row(s)" in finding["message"]
+
+
+def test_the_head_ref_is_judged_not_the_working_tree(repo: Repo) -> None:
+    head = repo.commit("entry", **{SCRIPT.replace("/", "__"): "#!/bin/bash\nif\n"})
+    (repo.path / SCRIPT).write_text("#!/bin/sh\necho fixed in the worktree only\n")
+    done = run_gov("check", "--base-ref", "main", "--head-ref", head, "--pr", "7", cwd=repo.path)
+    assert done.exit_code == 1 and "GOV711" in done.stdout
+    assert run_gov("check", "--worktree", "--pr", "7", cwd=repo.path).exit_code == 0
+
+
+def test_the_setting_turns_it_on_without_a_scripts_folder_and_refuses_bad_values(
+    repo: Repo,
+) -> None:
+    repo.git("rm", "-r", "-q", "benchmarks")
+    repo.commit("entry, and no scripts at all")
+    code, out = check(repo)
+    assert code == 0 and out["preflight"] is None  # auto: no scripts folder, no preflight
+    code, out = check(repo, env={"GOV_SWEEP_PREFLIGHT": "true"})
+    assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV702"]
+    assert "does not exist" in out["violations"][0]["message"]
+    bad = run_gov("check", "--pr", "7", cwd=repo.path, env={"GOV_SWEEP_PREFLIGHT": "sometimes"})
+    assert bad.exit_code == 2 and "auto, true or false" in bad.stderr
+
+
+def test_a_scripts_folder_outside_the_repository_is_read_from_disk(
+    repo: Repo, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(repo.path / "benchmarks", outside, symlinks=True)
+    (outside / SCRIPT.removeprefix("benchmarks/")).write_text("#!/bin/bash\nif\n")
+    repo.commit("entry")
+    code, out = check(repo, env={"GOV_SCRIPTS": str(outside)})
+    assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV711"]
+    assert out["violations"][0]["path"].startswith(str(outside))

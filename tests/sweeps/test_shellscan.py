@@ -1,0 +1,92 @@
+"""The shell scanner: engine invocations, flags and values, and the warning rule (pure)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from governance.sweeps.shellscan import build_index, flag_uses, flag_warnings
+from governance.sweeps.shellwords import commands
+
+
+def uses(text: str) -> list[tuple[str, str, str, int, int]]:
+    return [(u.engine, u.flag, u.value, u.line, u.column) for u in flag_uses(text.encode())]
+
+
+def test_continuations_quotes_and_equals_forms() -> None:
+    text = (
+        "#!/bin/bash\n"
+        "vllm serve $MODEL --port 8000 \\\n"
+        "  --kv-cache-dtype 'fp8' \\\n"
+        '  --quantization="fp8" --trust-remote-code \\\n'
+        '  --max-model-len "$LEN" > "$LOG" 2>&1 &\n'
+    )
+    assert uses(text) == [
+        ("vllm", "port", "8000", 2, 26),
+        ("vllm", "kv-cache-dtype", "fp8", 3, 20),
+        ("vllm", "quantization", "fp8", 4, 18),
+    ]
+
+
+def test_engines_by_module_by_array_and_inside_a_quoted_command() -> None:
+    text = (
+        'ARGS=(--tp "$TP"\n  --attention-backend aiter)\n'
+        '"$PY" -m sglang.launch_server --model-path x "${ARGS[@]}" --mem-fraction-static 0.8\n'
+        'CMD=(\n  mpirun -n 1\n  trtllm-serve "$M"\n  --backend pytorch\n)\n'
+        'DECODE="FOO=1 python3 -m vllm.entrypoints.openai.api_server --block-size 64 --dtype auto"\n'
+    )
+    found = uses(text)
+    assert ("sglang", "attention-backend", "aiter", 2, 23) in found
+    assert ("sglang", "model-path", "x", 3, 44) in found
+    assert ("trtllm", "backend", "pytorch", 7, 13) in found
+    assert ("vllm", "dtype", "auto", 9, 85) in found
+
+
+def test_comments_heredocs_and_other_commands_are_not_engine_flags() -> None:
+    text = (
+        "# vllm serve --quantization fp8\n"
+        "cat > config.yml <<EOF\nvllm serve --quantization nope\nEOF\n"
+        'echo "vllm serve --quantization quoted"\n'
+        "python3 bench.py --quantization fp8\n"
+    )
+    assert uses(text) == []
+    assert [w.text for w in commands("a 'b c' \"d$e\"; f\n")[0]] == ["a", "b c", "d$e"]
+
+
+def test_a_value_only_another_engine_uses_is_warned_at_its_place() -> None:
+    scripts = {
+        "s/a_vllm.sh": b"vllm serve m --quantization deepseek_v4_fp8\n",
+        "s/b_sglang.sh": b"sglang serve --quantization fp8\n",
+        "s/c_sglang.sh": b"sglang serve \\\n    --quantization deepseek_v4_fp8\n",
+    }
+    index = build_index(scripts)
+    warned = flag_warnings(scripts["s/c_sglang.sh"], index, frozenset({"s/c_sglang.sh"}))
+    assert [(w.use.line, w.use.column, w.other_engine) for w in warned] == [(2, 20, "vllm")]
+    assert "s/a_vllm.sh:1:29" in warned[0].message()
+    assert "fp8" in warned[0].hint()
+    # Seen with its own engine elsewhere: no warning; numbers are never warned.
+    assert flag_warnings(scripts["s/b_sglang.sh"], index, frozenset({"s/b_sglang.sh"})) == []
+    numbers = build_index({"v.sh": b"vllm serve --max-num-seqs 17\n"})
+    assert flag_warnings(b"sglang serve --max-num-seqs 3\n", numbers) == []
+
+
+def test_a_flag_whose_values_two_engines_share_is_common_vocabulary() -> None:
+    scripts = {
+        "v1.sh": b"vllm serve --reasoning-parser glm45\n",
+        "s1.sh": b"sglang serve --reasoning-parser glm45\n",
+        "s2.sh": b"sglang serve --reasoning-parser qwen3\n",
+    }
+    index = build_index(scripts)
+    assert flag_warnings(b"vllm serve --reasoning-parser qwen3\n", index) == []
+
+
+ALPHABET = "vllm sglang serve trtllm-serve python3 -m --quantization = fp8 $ { } ( ) [ ] @ \" ' \\ \n # ; & | < > EOF `"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*ALPHABET.split(" "), " ", "\n", "<<EOF\n", "\\\n"]), max_size=60))
+def test_any_text_is_scanned_without_error_and_in_place(parts: list[str]) -> None:
+    text = "".join(parts)
+    for use in flag_uses(text.encode()):
+        lines = text.split("\n")
+        assert 1 <= use.line <= len(lines) and 1 <= use.column <= len(lines[use.line - 1]) + 1

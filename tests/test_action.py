@@ -1,0 +1,144 @@
+"""gov's GitHub Action (`action.yml`) and the README's workflow, run the way
+a runner runs them (tests/actions.py) on a fresh clone of InferenceX: a real PR
+branch forked from an older main passes with its plan in the job summary; a
+PR with a bad entry fails with annotations on its lines and no plan."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.actions import load, run_action, run_steps
+from tests.harness import PROJECT, clone_corpus, copy_project, git
+
+pytestmark = pytest.mark.corpus
+
+BRANCH = "pr/agent/update-b200-agentx-vllm-mtp-image"
+PR = 2646
+
+
+def readme_yaml(heading: str, marker: str) -> Any:
+    """The README yaml block containing `marker`, below `heading`."""
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index(heading) :]
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", section, re.DOTALL) if marker in b]
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe").load(blocks[0])
+
+
+def event(head: str, branch: str, number: int) -> dict[str, Any]:
+    return {
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "head": {"sha": head, "ref": branch},
+            "base": {"ref": "main"},
+        },
+        "repository": {"full_name": "SemiAnalysisAI/InferenceX"},
+    }
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh clone whose origin is a fork (the upstream links stay canonical)."""
+    target = clone_corpus(tmp_path_factory, "action")
+    git(target, "remote", "set-url", "origin", "https://github.com/alice/InferenceX.git")
+    return target
+
+
+@pytest.fixture(scope="module")
+def action_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The action's own checkout (what `uses: <org>/gov@<rev>` fetches)."""
+    return copy_project(tmp_path_factory.mktemp("gov-action") / "gov")
+
+
+@pytest.fixture(scope="module")
+def python_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """What actions/setup-python leaves: a Python with pip first on PATH."""
+    venv = tmp_path_factory.mktemp("setup-python") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    return str(venv / "bin")
+
+
+def test_readme_workflow_uses_the_action_after_a_full_checkout() -> None:
+    workflow = readme_yaml("In CI, the `check-changelog` workflow", "uses: <org>/gov@")
+    steps = workflow["jobs"]["check-changelog"]["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout@")
+    assert steps[0]["with"]["fetch-depth"] == 0
+    assert steps[1]["uses"] == "<org>/gov@<commit>"
+    declared = load(PROJECT / "action.yml")["inputs"]
+    assert {"base-ref", "head-ref", "pr", "plan"} <= set(declared)
+
+
+def test_action_passes_a_real_pr_behind_main_and_summarizes_its_plan(
+    clone: Path, action_dir: Path, python_bin: str, tmp_path: Path
+) -> None:
+    head = git(clone, "rev-parse", BRANCH)
+    assert git(clone, "rev-list", "--count", f"{BRANCH}..origin/main") != "0"
+    git(clone, "checkout", "-q", "--detach", head)  # what actions/checkout leaves
+    workflow = readme_yaml("In CI, the `check-changelog` workflow", "uses: <org>/gov@")
+    job = run_action(
+        action_dir,
+        workspace=clone,
+        event=event(head, BRANCH, PR),
+        scratch=tmp_path,
+        with_=workflow["jobs"]["check-changelog"]["steps"][1].get("with"),
+        path_prefix=python_bin,
+    )
+    assert job.exit_code == 0, job.stdout + job.stderr
+    assert job.ran == ["Install gov", "Check the changelog", "What this PR will run"]
+    assert "::error" not in job.stdout
+    assert "### ✅ changelog check passed" in job.summary
+    assert "PR mode" in job.summary or f"#{PR}" in job.summary
+    base = git(clone, "merge-base", head, "origin/main")
+    assert f"### Sweep plan `{base}`..`{head}`" in job.summary  # the fork point, not main
+    assert "| single_node[agentic] | 11 |" in job.summary
+
+
+def test_action_fails_a_bad_entry_with_annotations_and_no_plan(
+    clone: Path, action_dir: Path, python_bin: str, tmp_path: Path
+) -> None:
+    git(clone, "checkout", "-q", "-B", "bad-entry", "origin/main")
+    changelog = clone / "perf-changelog.yaml"
+    changelog.write_bytes(
+        changelog.read_bytes() + b"\n- config-keys:\n    - dsv4-fp4-b200-vlm\n"
+        b'  description:\n    - "typo"\n  pr-link: PLACEHOLDER\n'
+    )
+    git(clone, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "bad entry")
+    head = git(clone, "rev-parse", "HEAD")
+    job = run_action(
+        action_dir,
+        workspace=clone,
+        event=event(head, "bad-entry", 4242),
+        scratch=tmp_path,
+        path_prefix=python_bin,
+    )
+    assert job.exit_code == 1, job.stdout + job.stderr
+    assert job.ran == ["Install gov", "Check the changelog"]  # the plan step is skipped
+    line = changelog.read_bytes().count(b"\n")
+    assert f"::error file=perf-changelog.yaml,line={line}" in job.stdout, job.stdout
+    assert "GOV401" in job.stdout and "GOV501" in job.stdout
+    assert "### ❌ changelog check failed" in job.summary
+    assert "Sweep plan" not in job.summary
+
+
+def test_readme_ci_command_runs_as_a_step(clone: Path, tmp_path: Path) -> None:
+    """The README's one-line `run:` step, with gov on PATH, on the real PR branch."""
+    step = readme_yaml("Or, with gov installed by other means", "- run: gov check")[0]
+    head = git(clone, "rev-parse", BRANCH)
+    git(clone, "checkout", "-q", "--detach", head)
+    job = run_steps(
+        [step],
+        workspace=clone,
+        event=event(head, BRANCH, PR),
+        scratch=tmp_path,
+        path_prefix=str(Path(sys.executable).parent),
+    )
+    assert job.exit_code == 0, job.stdout + job.stderr
+    assert "### ✅ changelog check passed" in job.summary
