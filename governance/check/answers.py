@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from governance.check.findings_cache import digest
 from governance.check.service import CheckOptions, HeadSource, resolve_base
 from governance.core.blockcache import BlockCache
-from governance.core.settings import Settings
+from governance.core.diagnostics import UsageError
+from governance.core.settings import SETTINGS_FILES, Settings
 from governance.core.state import StateLayout
 from governance.git.repo import GitRepo
 
@@ -35,16 +36,23 @@ class Answer:
 
 
 def _content_ids(
-    repo: GitRepo, paths: list[str], source: HeadSource, commit: str | None
+    repo: GitRepo, paths: list[str], source: HeadSource, commit: str | None, *, strict: bool = True
 ) -> list[str]:
     """Something that changes exactly when a file's bytes change: its blob id
-    at a commit, or the SHA-256 of its bytes in the working tree or index."""
+    at a commit, or the SHA-256 of its bytes in the working tree or index
+    (`strict=False`: a file gov refuses to read counts as its refusal)."""
     if source is HeadSource.REF and commit is not None:
         return [repo.blob_id(commit, path) or "-" for path in paths]
     read = repo.read_staged if source is HeadSource.STAGED else repo.read_worktree
     out = []
     for path in paths:
-        data = read(path)
+        try:
+            data = read(path)
+        except UsageError as exc:
+            if strict:
+                raise
+            out.append(f"refused: {exc}")
+            continue
         out.append("-" if data is None else hashlib.sha256(data).hexdigest())
     return out
 
@@ -102,9 +110,10 @@ def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: 
     head_commit = None
     if options.head_source is HeadSource.REF:
         head_commit = repo.resolve(options.head_ref or "HEAD")
-    base_commit, base_label = resolve_base(
+    base_commit, base_label = options.resolved_base or resolve_base(
         repo, settings, options.base_ref, head_commit, exact=options.exact_base
     )
+    settings_files = list(SETTINGS_FILES)  # GOV801 compares them (check.trusted)
     parts = [
         "check",
         fmt,
@@ -117,8 +126,19 @@ def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: 
         *_content_ids(repo, _inputs(settings), HeadSource.REF, base_commit),
         _scripts_id(repo, settings, options.head_source, head_commit),
         _scripts_id(repo, settings, HeadSource.REF, base_commit),
+        *_content_ids(repo, settings_files, options.head_source, head_commit, strict=False),
+        *_content_ids(repo, settings_files, HeadSource.REF, base_commit, strict=False),
     ]
-    return remembered(repo, parts, lambda: render(run_check(repo, settings, options), fmt))
+
+    def compute() -> Answer:
+        from governance.check.trusted import settings_change
+
+        result = run_check(repo, settings, options)
+        changed = settings_change(repo, base_commit, options, head_commit)
+        result.warnings += [changed] if changed else []
+        return render(result, fmt)
+
+    return remembered(repo, parts, compute)
 
 
 def plan_answer(

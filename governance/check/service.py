@@ -44,6 +44,8 @@ class CheckOptions:
     # An explicit base means "where head forked from it" (their merge-base);
     # exact_base compares with the base commit itself (two-dot).
     exact_base: bool = False
+    # (commit, label) of a base already resolved (governance.check.trusted).
+    resolved_base: tuple[str, str] | None = None
     # Preflight the launch scripts of the triggered rows (None: the
     # `sweep-preflight` setting; "auto" = when the scripts folder exists).
     sweep_preflight: bool | None = None
@@ -181,7 +183,7 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
             f"{path} does not exist in the {head_label}",
             "run gov at the root of the benchmark repository, or set `changelog` in [tool.gov]",
         )
-    base_commit, base_label = resolve_base(
+    base_commit, base_label = options.resolved_base or resolve_base(
         repo, settings, options.base_ref, head_commit, exact=options.exact_base
     )
     base_bytes = repo.read_blob(base_commit, path)

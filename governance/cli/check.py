@@ -1,6 +1,7 @@
 """`gov check`, `gov audit`, `gov schema`, `gov demo` and `gov version`."""
 
 import contextlib
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -17,6 +18,9 @@ from governance.cli.common import (
     format_option,
     guarded,
     open_repo,
+    settings_at,
+    state,
+    warn_unknown_variables,
 )
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
@@ -110,8 +114,13 @@ def check(
     worktree = worktree or fix
     mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
     source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
-    repo, settings = open_repo({"repository": repository, "main-branch": main_branch})
-    settings = add_ignored(settings, ignore)
+    from dataclasses import replace
+
+    from governance.check.trusted import check_settings
+    from governance.git.repo import GitRepo
+
+    repo = GitRepo(state.repo_path)
+    flags = {"repository": repository, "main-branch": main_branch}
     options = CheckOptions(
         mode,
         base_ref,
@@ -122,6 +131,16 @@ def check(
         exact_base=exact_base,
         sweep_preflight=sweep_preflight,
     )
+    # Settings from the base revision, never from the change being judged.
+    warn_unknown_variables()
+    settings, base, label = check_settings(
+        repo,
+        lambda rev, where: settings_at(repo, rev, where, flags),
+        options,
+        main_branch or os.environ.get("GOV_MAIN_BRANCH") or "main",
+    )
+    settings = add_ignored(settings, ignore)
+    options = replace(options, resolved_base=(base, label))
     if fix:
         from governance.check.authoring import fix_worktree
 

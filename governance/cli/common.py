@@ -153,6 +153,24 @@ def open_repo(overrides: dict[str, Any] | None = None) -> tuple[GitRepo, Setting
     return repo, settings
 
 
+def settings_at(
+    repo: GitRepo, revision: str, label: str, overrides: dict[str, Any] | None
+) -> Settings:
+    """The settings files as `revision` has them (a trusted side: the base of
+    a check, main for prepare-merge); the environment and flags still override."""
+    from governance.core.settings import load_settings
+
+    return load_settings(
+        repo.root,
+        origin_url=repo.remotes.url(),
+        upstream_url=repo.remotes.url("upstream"),
+        read_changelog=lambda path, main: _landed_changelog(repo, path, main),
+        overrides=overrides,
+        read_file=lambda name: repo.read_blob(revision, name),
+        label=label,
+    )
+
+
 def warn_unknown_variables() -> None:
     """A `GOV_*` variable that names no setting is most likely a typo: say so."""
     from governance.core.settings import unknown_variables

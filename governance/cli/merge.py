@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli.common import Launcher, TextOrJson, format_option, guarded, open_repo
+from governance.cli.common import (
+    Launcher,
+    TextOrJson,
+    format_option,
+    guarded,
+    open_repo,
+    settings_at,
+    state,
+    warn_unknown_variables,
+)
 
 if TYPE_CHECKING:
     from governance.merge.worktree_edits import EditOutcome
@@ -109,13 +118,30 @@ def prepare_merge(
     """Merge main into PR N, resolve and canonicalize the changelog, check,
     plan, reuse or launch the sweep, push, wait for checks and squash-merge
     (with rollback on any failure)."""
+    import os
+
+    from governance.check.trusted import settings_at_main
     from governance.forge import open_forge
+    from governance.git.repo import GitRepo
     from governance.merge.prepare import PrepareOptions
     from governance.merge.prepare import prepare_merge as run
     from governance.merge.report import render_json, render_text
     from governance.merge.sweep_step import SweepOptions, reuse_mode, sweep_hook
 
-    repo, settings = open_repo({"main-branch": main_branch})
+    repo = GitRepo(state.repo_path)
+    warn_unknown_variables()
+    main = main_branch or os.environ.get("GOV_MAIN_BRANCH") or "main"
+    on_github = forge is ForgeKind.github
+    if on_github:  # main as the forge has it now: its settings decide
+        repo.remotes.fetch(remote, f"+refs/heads/{main}:refs/remotes/{remote}/{main}")
+    # Settings from main's tip, never from the branch that happens to be checked out.
+    settings = settings_at_main(
+        repo,
+        lambda rev, where: settings_at(repo, rev, where, {"main-branch": main_branch}),
+        main,
+        remote=remote if on_github else None,
+        local=not on_github,
+    )
     the_forge = open_forge(forge.value, repo, settings.repository, main_branch=settings.main_branch)
     options = PrepareOptions(
         pr,

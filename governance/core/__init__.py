@@ -2,12 +2,14 @@
 
 * `diagnostics` - findings (`Violation`), `GovError` and the exit codes.
 * `codes`       - the table of finding codes and their messages.
-* `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings`.
+* `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings` (from a revision or the worktree).
+* `settings_values` - each settings value validated when read (paths, templates, patterns).
 * `links`       - the pr-link policy (placeholders, the canonical link of PR N).
 * `yamlsafe`    - the safe YAML loader every parse goes through (bounded, standard tags only).
 * `suggest`     - did-you-mean hints: the spellings a user probably meant.
 * `schema_faults` - pydantic validation errors as located `Violation`s.
 * `atomic`      - write a file so that readers see the old bytes or the new ones.
 * `blockcache`  - content-addressed cache of parsed blocks under `.git/gov/`.
+* `locks`       - kernel locks (flock) under `.git/gov/locks/` that die with their process.
 * `state`       - the `.git/gov/` layout (forge, ledger, results, caches, journals, locks) and the one SQLite helper.
 """

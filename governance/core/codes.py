@@ -1,7 +1,8 @@
 """The catalogue of violation codes: one place that names every rule.
 
 Ranges: GOV1xx file bytes and YAML, GOV2xx entry schema, GOV3xx history,
-GOV4xx pr-link, GOV5xx config keys, GOV6xx merge, GOV7xx sweeps and launch. A rule marked `stricter`
+GOV4xx pr-link, GOV5xx config keys, GOV6xx merge, GOV7xx sweeps and launch,
+GOV8xx settings. A rule marked `stricter`
 rejects something the reference tooling accepts; docs/rules.md lists the
 reason for each, and the corpus fidelity tests allow gov to disagree with the
 reference only through these codes.
@@ -233,6 +234,12 @@ _RULES = (
         "GOV713",
         "engine-flag-value",
         "a serving-engine flag value is one that engine's scripts use (a warning)",
+    ),
+    # -- settings (reported, not failing: docs/security.md) -----------------
+    Rule(
+        "GOV801",
+        "settings-changed",
+        "settings changed by this change: it is checked with the base's, they apply after it lands",
     ),
 )
 

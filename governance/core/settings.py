@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from governance.core import settings_values
 from governance.core.codes import ignorable_codes
 from governance.core.diagnostics import UsageError
 from governance.core.links import (
@@ -79,7 +80,10 @@ class Settings:
 
     def pr_from_subject(self, subject: str) -> int | None:
         matches = re.findall(self.pr_subject_pattern, subject)
-        return int(matches[-1]) if matches else None
+        last = matches[-1] if matches else ""
+        if not (isinstance(last, str) and last.isascii() and last.isdigit() and len(last) <= 12):
+            return None
+        return int(last)
 
 
 _LIST_KEYS = {"master_configs", "placeholders", "sweep_labels", "ignore", "former_repositories"}
@@ -157,6 +161,10 @@ def _coerce(key: str, value: Any, where: str) -> Any:
         return str(number)
     if not isinstance(value, str) or not value:
         raise UsageError(f"{where}: `{key}` must be a non-empty string", f'e.g. {key} = "..."')
+    if name == "repository" and not _SLUG.fullmatch(value):
+        raise UsageError(
+            f"{where}: `{key}`: '{value}' is not ORG/NAME", f'e.g. {key} = "{DEFAULT_REPOSITORY}"'
+        )
     return value
 
 
@@ -192,22 +200,43 @@ def _apply(settings: Settings, values: Mapping[str, Any], where: str) -> Setting
         if key not in KEYS:
             hint = did_you_mean(key, KEYS, limit=1) or "known keys: " + ", ".join(KEYS)
             raise UsageError(f"{where}: unknown setting `{key}`", hint)
-        changes[KEYS[key]] = _coerce(key, value, where)
+        changes[KEYS[key]] = settings_values.validate(
+            KEYS[key], _coerce(key, value, where), key, where
+        )
     return replace(settings, **changes)
 
 
-def _file_values(root: Path) -> tuple[dict[str, Any], str]:
-    """[tool.gov] of pyproject.toml, overridden by a .gov.toml next to it."""
+SETTINGS_FILES = ("pyproject.toml", ".gov.toml")
+FileReader = Callable[[str], bytes | None]
+
+
+def worktree_reader(root: Path) -> FileReader:
+    """Read a settings file from the working tree."""
+
+    def read(name: str) -> bytes | None:
+        file = root / name
+        if not file.is_file():
+            return None
+        return file.read_bytes()
+
+    return read
+
+
+def settings_tables(read: FileReader, label: str) -> tuple[dict[str, Any], str]:
+    """[tool.gov] of pyproject.toml, overridden by a .gov.toml next to it, as
+    `read(name)` gives their bytes; `label` prefixes the file in messages."""
     values: dict[str, Any] = {}
     found = []
     for name, table in (("pyproject.toml", ("tool", "gov")), (".gov.toml", ())):
-        file = root / name
-        if not file.is_file():
+        raw = read(name)
+        if raw is None:
             continue
         try:
-            data: Any = tomllib.loads(file.read_text(encoding="utf-8"))
+            data: Any = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{file}: invalid TOML: {exc}", "fix the file's syntax") from exc
+            raise UsageError(
+                f"{label}{name}: invalid TOML: {exc}", "fix the file's syntax"
+            ) from exc
         for part in table:
             data = data.get(part, {}) if isinstance(data, dict) else {}
         if data:
@@ -236,16 +265,22 @@ def load_settings(
     overrides: Mapping[str, Any] | None = None,
     upstream_url: str | None = None,
     read_changelog: Callable[[str, str], bytes | None] | None = None,
+    read_file: FileReader | None = None,
+    label: str | None = None,
 ) -> Settings:
     """Settings from the file, the environment and the flags. Unless one of
     them names the `repository`, it is inferred: the changelog's own links
     (`read_changelog(path, main_branch)`), else the `upstream` remote, else `origin` (a
-    fork's origin names the fork), else the built-in default."""
+    fork's origin names the fork), else the built-in default.
+
+    The settings files come from `read_file` (e.g. a trusted revision's
+    blobs, `label` naming it: "main@1a2b3c4:"), by default the working tree."""
     settings = Settings()
-    values, found = _file_values(root)
+    prefix = f"{root}/" if label is None else label
+    values, found = settings_tables(read_file or worktree_reader(root), prefix)
     if found:
-        settings = _apply(settings, values, f"{root / found.split(' + ')[-1]}")
-        settings = replace(settings, source=found)
+        settings = _apply(settings, values, f"{prefix}{found.split(' + ')[-1]}")
+        settings = replace(settings, source=f"{label}{found}" if label else found)
     env = os.environ if environ is None else environ
     env_values = {
         key: env[f"GOV_{name.upper()}"]

@@ -7,6 +7,7 @@ or GitHub's REST API; `prepare-merge` only sees the `Forge` interface.
 * `local`   - the embedded forge: pull requests without a server.
 * `localdb` - the embedded forge's SQLite database.
 * `github`  - GitHub's REST API (the only importer of httpx).
+* `tokens`  - tokens stripped, validated and redacted in every form.
 * `render`  - plain-text views for `gov pr list` / `gov pr show`.
 """
 
@@ -65,7 +66,8 @@ def open_forge(
 
         return LocalForge(repo, main_branch=main_branch, repository_slug=repository_slug)
     if kind == "github":
-        from governance.forge.github import DEFAULT_BASE_URL, GitHubForge, token_from_env
+        from governance.forge.github import DEFAULT_BASE_URL, GitHubForge
+        from governance.forge.tokens import token_from_env
 
         return GitHubForge(
             repository_slug,

@@ -7,9 +7,8 @@ or a transport exception echoes it back.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
@@ -27,6 +26,7 @@ from governance.forge.base import (
     PullRequest,
     PullState,
 )
+from governance.forge.tokens import clean_token, redact, token_from_env  # noqa: F401 (re-exported)
 
 DEFAULT_BASE_URL = "https://api.github.com"
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
@@ -44,11 +44,6 @@ class GitHubHTTPError(ForgeError):
         super().__init__(message.rstrip(), hint)
         self.status = status
         self.endpoint = endpoint
-
-
-def token_from_env(env: Mapping[str, str] | None = None) -> str | None:
-    env = os.environ if env is None else env
-    return env.get("GH_TOKEN") or env.get("GITHUB_TOKEN") or None
 
 
 class GitHubForge(Forge):
@@ -75,6 +70,7 @@ class GitHubForge(Forge):
             )
         self.slug = repository_slug
         self.base_url = base_url.rstrip("/")
+        token = clean_token(token)
         self._token = token
         self._sleep = sleep
         self._clock = clock  # wall clock: x-ratelimit-reset is a Unix time
@@ -107,7 +103,7 @@ class GitHubForge(Forge):
     # -- HTTP plumbing ---------------------------------------------------------
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._token, "***") if self._token else text
+        return redact(text, self._token)
 
     def _request(
         self,

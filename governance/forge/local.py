@@ -38,6 +38,12 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def one_line(text: str) -> str:
+    """`text` on one line: every line break (\\n, \\r, U+2028, ...) and run
+    of whitespace becomes one space."""
+    return " ".join(text.split())
+
+
 class LocalForge(Forge):
     kind = "local"
 
@@ -128,7 +134,7 @@ class LocalForge(Forge):
             )
         if self.repo.ref_sha(f"refs/heads/{base}") is None:
             raise ForgeError(f"no local base branch '{base}'", "pass the main branch name")
-        title = title or self._first_subject(base, head)
+        title = one_line(title or "") or one_line(self._first_subject(base, head))
         stamp = self._stamp()
         with self.db.connect(write=True) as conn:
             if conn.execute("SELECT 1 FROM pulls WHERE number = ?", (number,)).fetchone():
@@ -290,7 +296,8 @@ class LocalForge(Forge):
             with self.db.connect(write=True) as conn:
                 pr = self._to_pull(conn, self._pull_row(conn, number))
                 base_ref, base_tip = self._check_mergeable(pr, expected_head_sha)
-                subject = title or f"{pr.title} (#{number})"
+                # One line, so `(#N)` stays in the subject `gov audit` reads.
+                subject = one_line(title or "") or f"{one_line(pr.title)} (#{number})"
                 text = f"{subject}\n\n{message}" if message else subject
                 squash = self.repo.objects.commit_tree(pr.head_sha, [base_tip], text)
                 conn.execute(

@@ -6,4 +6,5 @@
 * `worktrees` - HEAD, the index, the working tree, linked worktrees (`GitRepo.worktree`).
 * `remotes`   - remote URLs, fetch, push with a lease (`GitRepo.remotes`).
 * `mainref`   - which commit "main" is: the one rule every command uses.
+* `files`     - read regular files only, never out of the repository (symlinks, submodules refused).
 """

@@ -51,7 +51,7 @@ class Objects:
         """A copy of `tree` in which `path` holds `data` (written through a
         throwaway index, so the real index is never touched)."""
         blob = self.write_blob(data)
-        with tempfile.TemporaryDirectory(prefix="gov-index-") as scratch:
+        with tempfile.TemporaryDirectory(prefix=f"gov-index-{os.getpid()}-") as scratch:
             env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
             self._repo.git.read_tree(tree, env=env)
             self._repo.git.update_index("--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)

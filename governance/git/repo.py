@@ -20,6 +20,7 @@ from typing import Any
 
 from governance.core.diagnostics import UsageError
 from governance.git.catfile import CatFile
+from governance.git.files import entry_mode, read_inside, require_regular
 from governance.git.objects import Objects
 from governance.git.remotes import Remotes
 from governance.git.worktrees import Worktree
@@ -193,12 +194,25 @@ class GitRepo:
         if key in self._blob_cache:
             self._blob_cache.move_to_end(key)
             return self._blob_cache[key]
+        self._require_regular_at(commit, path)
         found = self._objects.contents(f"{commit}:{path}")
         data = found[1] if found is not None and found[0].type == "blob" else None
         self._blob_cache[key] = data
         while len(self._blob_cache) > _BLOB_CACHE_SIZE:
             self._blob_cache.popitem(last=False)
         return data
+
+    def _require_regular_at(self, commit: str, path: str) -> None:
+        """Refuse (exit 2) a symlink, submodule or folder at `path` in `commit`:
+        the mode of its entry in the parent tree, through the batch reader."""
+        parent, _, name = path.rpartition("/")
+        tree = self._objects.contents(f"{commit}:{parent}" if parent else f"{commit}^{{tree}}")
+        if tree is None or tree[0].type != "tree":
+            return
+        mode = entry_mode(tree[1], name)
+        if mode is not None:
+            kind = "tree" if mode == 0o040000 else "blob"
+            require_regular(kind, mode, path, f"at {commit[:10]}")
 
     def blob_ids(self, commit: str, paths: Iterable[str]) -> dict[str, str | None]:
         """Blob SHA of each path at `commit` (None when absent or not a file);
@@ -248,7 +262,11 @@ class GitRepo:
         return done.stdout if done.returncode == 0 else None
 
     def read_staged(self, path: str) -> bytes | None:
-        """Bytes of `path` in the index (stage 0), None when not staged."""
+        """Bytes of `path` in the index (stage 0), None when not staged; a
+        symlink or submodule there is refused (exit 2)."""
+        entry = self._git("ls-files", "-s", "--", path).stdout.split(" ", 1)[0]
+        if entry:
+            require_regular("blob", int(entry, 8), path, "in the index")
         return self._index_blob(f":{path}")
 
     def read_stage(self, path: str, stage: int) -> bytes | None:
@@ -261,8 +279,10 @@ class GitRepo:
         return [name for name in out.split("\0") if name]
 
     def read_worktree(self, path: str) -> bytes | None:
-        file = self.root / path
-        return file.read_bytes() if file.is_file() else None
+        """Bytes of the regular file `path` inside the working tree; None when
+        absent. Anything else is refused (exit 2): an absolute path or `..`,
+        a symlink anywhere on the way, a device, a folder, `/proc`."""
+        return read_inside(self.root, path)
 
     # -- history ---------------------------------------------------------
 

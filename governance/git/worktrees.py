@@ -107,3 +107,17 @@ class Worktree:
             self._repo.git.worktree("remove", "--force", str(path))
         except git.GitCommandError:
             self._repo.git.worktree("prune")
+
+    def linked_paths(self) -> list[Path]:
+        """The folders of the linked worktrees (not the main one)."""
+        out = self._repo.git.worktree("list", "--porcelain")
+        paths = [
+            Path(line[len("worktree ") :])
+            for line in out.splitlines()
+            if line.startswith("worktree ")
+        ]
+        return paths[1:]
+
+    def prune_linked(self) -> None:
+        """Forget linked worktrees whose folders are gone."""
+        self._repo.git.worktree("prune")

@@ -6,6 +6,7 @@
 * `landing`        - the forge-facing steps: push, checks, land, finish.
 * `decisions`      - prepare-merge's pure decisions (which PRs, which conflicts, what commit).
 * `journal`        - where every ref was and how far a run got, for crash recovery.
+* `scratch`        - the scratch ref and the shared checkout: locked, compare-and-swap, stepped off.
 * `report`         - what prepare-merge did, as text or JSON.
 * `sweep_step`     - the sweep step: the merged tree's scripts in a temporary worktree.
 * `sweep_service`  - reuse per row from the ledger, launch the rest.

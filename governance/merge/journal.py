@@ -73,9 +73,29 @@ def owner_alive(journal: Journal) -> bool:
     return True
 
 
+SCRATCH_PREFIX = "refs/gov/prepare-merge/"
+
+
 def scratch_ref(pr: int) -> str:
-    """The branch a run builds its result on (gov's own; never a user branch)."""
-    return f"refs/heads/gov/prepare-merge/pr-{pr}"
+    """The ref a run builds its result on: outside `refs/heads/`, so no user
+    branch (not even one named `gov/prepare-merge/pr-N`) can be it."""
+    return f"{SCRATCH_PREFIX}pr-{pr}"
+
+
+def scratch_value(journal: Journal) -> str:
+    """What the run set its scratch ref to (the prepared commit once
+    `commit` moved it, the PR head before): the only value gov deletes."""
+    return journal.prepared or journal.pr_head
+
+
+def lock_path(git_dir: Path, pr: int) -> Path:
+    """The per-PR lock every prepare-merge of PR `pr` holds from start to end."""
+    return StateLayout(git_dir).locks / f"prepare-merge-pr-{pr}.lock"
+
+
+def checkout_lock_path(git_dir: Path) -> Path:
+    """The lock on the shared checkout (HEAD, index, working tree)."""
+    return StateLayout(git_dir).locks / "checkout.lock"
 
 
 def journal_path(git_dir: Path, pr: int) -> Path:

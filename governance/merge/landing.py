@@ -5,6 +5,7 @@ forge, always by compare-and-swap against what an earlier step recorded."""
 from __future__ import annotations
 
 from governance.merge import journal as jr
+from governance.merge.scratch import checkout_lock, drop_scratch, step_back, step_off
 from governance.merge.steps import LOCAL_CHECK, Work
 
 
@@ -16,10 +17,7 @@ def push(w: Work) -> None:
         return
     if not w.options.push:
         scratch = w.journal.scratch_ref if w.journal else ""
-        w.ok(
-            f"not pushed (--no-push); the result is {scratch.removeprefix('refs/heads/')}",
-            "skipped",
-        )
+        w.ok(f"not pushed (--no-push); the result is {scratch}", "skipped")
         return
     if w.prepared == w.pull.head_sha:
         w.ok(f"{w.pull.head_branch} is already at {w.prepared[:12]}", "skipped")
@@ -35,7 +33,9 @@ def push(w: Work) -> None:
                 )
             w.forge.require_head(w.options.pr, w.prepared)  # the forge sees what we pushed
         else:
-            w.forge.update_branch(w.options.pr, w.prepared, expected_old_sha=w.pull.head_sha)
+            with checkout_lock(w.repo):  # the PR branch may be checked out here
+                step_off(w.repo, w.journal, w.journal_path, w.pull.head_branch)
+                w.forge.update_branch(w.options.pr, w.prepared, expected_old_sha=w.pull.head_sha)
         if w.journal is not None:
             w.journal.pushed = True
         w.ok(f"{w.pull.head_branch}: {w.pull.head_sha[:10]} -> {w.prepared[:10]}")
@@ -67,7 +67,9 @@ def land(w: Work) -> None:
         outcome = "would" if w.options.dry_run else "skipped"
         w.ok(f"would squash-merge PR #{n} at {w.prepared[:12]}", outcome)
         return
-    result = w.forge.merge_pull(n, w.prepared)  # refuses if the head moved meanwhile
+    with checkout_lock(w.repo):  # main may be checked out here (another run re-attached it)
+        step_off(w.repo, w.journal, w.journal_path, w.options.main_branch)
+        result = w.forge.merge_pull(n, w.prepared)  # refuses if the head moved meanwhile
     w.report.merge_commit = result.sha
     if w.journal is not None:
         w.journal.merged = True
@@ -84,11 +86,9 @@ def finish(w: Work) -> None:
         return
     assert w.journal is not None
     keep = not w.options.push and w.prepared != w.journal.pr_head
-    if not keep and w.repo.ref_sha(w.journal.scratch_ref) is not None:
-        w.repo.delete_ref(w.journal.scratch_ref)
-    branch = w.journal.original_branch
-    if branch and w.repo.worktree.current_branch() is None:
-        w.repo.worktree.checkout(branch)
+    if not keep:
+        drop_scratch(w.repo, w.journal)
+    step_back(w.repo, w.journal.original_branch)
     if keep:  # remembered so a rerun can say "already prepared"
         w.journal.done = True
         jr.save(w.journal_path, w.journal)

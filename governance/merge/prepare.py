@@ -5,11 +5,13 @@ preflight → validate → merge → resolve → canonicalize → commit → che
 → push → checks → land. Nothing is written before preflight passes.
 
 Main is merged in memory (`git merge-tree`), the result is committed on a
-scratch ref `refs/heads/gov/prepare-merge/pr-N`, and the PR branch itself
-only moves at `push`, through the forge's compare-and-swap. So a refusal or a
-crash before `push` leaves every branch where it was; `rollback` deletes the
-scratch ref and checks the original branch out again. See
-docs/prepare-merge.md.
+scratch ref `refs/gov/prepare-merge/pr-N` (outside `refs/heads/`: never a
+user branch), and the PR branch itself only moves at `push`, through the
+forge's compare-and-swap. So a refusal or a crash before `push` leaves every
+branch where it was; `rollback` deletes the scratch ref (only at a value the
+journal says gov set) and checks the original branch out again. A kernel
+lock per PR is held from before the first read to the end, and one on the
+shared checkout around every step that touches it. See docs/prepare-merge.md.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from governance.core import locks
 from governance.core.diagnostics import EXIT_OK, GovError, UsageError
 from governance.core.settings import Settings
 from governance.forge.base import Forge
@@ -25,6 +28,7 @@ from governance.git.repo import GitRepo
 from governance.merge import journal as jr
 from governance.merge import landing, steps
 from governance.merge.report import MergeReport, StepReport
+from governance.merge.scratch import clean_litter, drop_scratch, step_back
 from governance.merge.steps import Refused, SweepHook, Work
 
 
@@ -54,6 +58,19 @@ def prepare_merge(
     """Run the state machine; the report says what happened. Refusals and
     forge/git failures become a failed step (after rollback); only a live
     concurrent run (UsageError) and crashes (after rollback) raise."""
+    purpose = f"prepare-merge --pr {options.pr}"
+    with locks.hold(jr.lock_path(repo.git_dir, options.pr), purpose):
+        return _prepare_locked(repo, settings, forge, options, sweep, say)
+
+
+def _prepare_locked(
+    repo: GitRepo,
+    settings: Settings,
+    forge: Forge,
+    options: PrepareOptions,
+    sweep: SweepHook | None,
+    say: Callable[[str], None] | None,
+) -> MergeReport:
     report = MergeReport(options.pr, forge.kind, options.dry_run)
     path = jr.journal_path(repo.git_dir, options.pr)
     prior = jr.load(path)
@@ -62,9 +79,13 @@ def prepare_merge(
             f"another prepare-merge --pr {options.pr} is running (pid {prior.pid})",
             f"wait for it to finish; if it is stuck, stop it, then re-run ({path})",
         )
+    litter = [] if options.dry_run else clean_litter(repo, _results_root(repo, settings))
     if prior is not None and not prior.done and not options.dry_run:
-        report.add(StepReport("recover", "ok", rollback(repo, prior, path)))
+        note = "; ".join([*litter, rollback(repo, prior, path)])
+        report.add(StepReport("recover", "ok", note))
         prior = None
+    elif litter:
+        report.add(StepReport("recover", "ok", "; ".join(litter)))
     work = Work(repo, settings, forge, options, report, path, sweep, say or (lambda _t: None))
     try:
         run_steps(work, prior)
@@ -88,17 +109,21 @@ def prepare_merge(
     return report
 
 
+def _results_root(repo: GitRepo, settings: Settings) -> Path:
+    from governance.sweeps.dispatch import sweep_paths
+
+    return sweep_paths(repo.root, repo.git_dir, settings).results
+
+
 def rollback(repo: GitRepo, journal: jr.Journal, path: Path) -> str:
     """Undo a run's local traces: the scratch ref, a detached HEAD, the
     journal. Pushes and merges already done are facts on the forge and stay
     (the next run re-reads them); everything before `push` is undone."""
     done: list[str] = []
-    if repo.ref_sha(journal.scratch_ref) is not None and repo.delete_ref(journal.scratch_ref):
-        done.append(f"deleted {journal.scratch_ref.removeprefix('refs/heads/')}")
-    branch = journal.original_branch
-    if branch and repo.worktree.current_branch() is None and repo.ref_sha(f"refs/heads/{branch}"):
-        repo.worktree.checkout(branch)
-        done.append(f"checked out {branch} again")
+    if drop_scratch(repo, journal):
+        done.append(f"deleted {journal.scratch_ref}")
+    if step_back(repo, journal.original_branch):
+        done.append(f"checked out {journal.original_branch} again")
     jr.remove(path)
     return "; ".join(done) or "nothing to undo"
 

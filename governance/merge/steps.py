@@ -27,6 +27,7 @@ from governance.git.repo import GitRepo
 from governance.merge import decisions
 from governance.merge import journal as jr
 from governance.merge.report import CommitMade, LinkRewritten, MergeReport, StepReport
+from governance.merge.scratch import checkout_lock, drop_scratch
 
 if TYPE_CHECKING:
     from governance.matrix.plan import PlanResult
@@ -130,10 +131,11 @@ def preflight(w: Work, prior: jr.Journal | None) -> bool:
         w.report.merge_commit = pull.merge_commit_sha or ""
         w.report.status = f"PR #{n} is already merged"
         if prior is not None and not w.options.dry_run:  # a kept --no-push result is moot now
-            repo.delete_ref(prior.scratch_ref)
+            drop_scratch(repo, prior)
             jr.remove(w.journal_path)
         return False
-    dirty = repo.worktree.status_porcelain()
+    with checkout_lock(repo):  # not while another run moves HEAD
+        dirty = repo.worktree.status_porcelain()
     problems = decisions.preflight_problems(pull, dirty, w.settings, w.options.main_branch)
     if problems:
         raise w.refuse(f"PR #{n} cannot be prepared", problems)
@@ -173,6 +175,7 @@ def _already_prepared(w: Work, prior: jr.Journal) -> bool:
         w.report.status = f"PR #{w.options.pr} is already prepared; nothing changed"
         return True
     if not w.options.dry_run:  # stale: the PR or main moved; this run redoes the work
+        drop_scratch(w.repo, prior)
         jr.remove(w.journal_path)
     return False
 
@@ -263,26 +266,22 @@ def begin(w: Work) -> None:
     if w.options.dry_run or w.journal is not None:
         return
     repo, n, pull = w.repo, w.options.pr, w.pull
-    original = repo.worktree.current_branch()
     scratch = jr.scratch_ref(n)
-    w.journal = jr.Journal(
-        n,
-        original,
-        repo.worktree.head_sha(),
-        scratch,
-        pull.head_sha,
-        main_tip=w.main_tip,
-        pid=os.getpid(),
-    )
-    jr.save(w.journal_path, w.journal)  # before any ref moves: a crash is recoverable
-    if original in (pull.head_branch, pull.base_branch, w.options.main_branch):
-        repo.worktree.detach_head()  # those branches may move under a checked-out worktree
-    reason = f"gov: prepare PR #{n}"
-    # A scratch ref without a journal is a leftover of ours (the name is gov's): reuse it.
-    if not repo.compare_and_swap_ref(scratch, pull.head_sha, None, reason):
-        old = repo.ref_sha(scratch)
-        if not repo.compare_and_swap_ref(scratch, pull.head_sha, old, reason):
-            raise w.refuse(f"cannot create {scratch}: it moved meanwhile")
+    if repo.ref_sha(scratch) is not None:  # no journal records it: not provably ours
+        raise w.refuse(
+            f"{scratch} exists but no journal records it",
+            hint=f"inspect it, then `git update-ref -d {scratch}` and re-run",
+        )
+    with checkout_lock(repo):
+        original, head = repo.worktree.current_branch(), repo.worktree.head_sha()
+        w.journal = jr.Journal(
+            n, original, head, scratch, pull.head_sha, w.main_tip, pid=os.getpid()
+        )
+        jr.save(w.journal_path, w.journal)  # before any ref moves: a crash is recoverable
+        if original in (pull.head_branch, pull.base_branch, w.options.main_branch):
+            repo.worktree.detach_head()  # those branches may move under a checked-out worktree
+    if not repo.compare_and_swap_ref(scratch, pull.head_sha, None, f"gov: prepare PR #{n}"):
+        raise w.refuse(f"cannot create {scratch}: it appeared meanwhile")
 
 
 def commit(w: Work) -> None:
@@ -304,6 +303,7 @@ def commit(w: Work) -> None:
     w.report.commits.append(CommitMade(w.prepared, plan.message.splitlines()[0]))
     if w.journal is not None:
         w.journal.prepared = w.prepared
+        jr.save(w.journal_path, w.journal)  # the value the ref will hold, before it moves
         scratch = w.journal.scratch_ref
         if not repo.compare_and_swap_ref(scratch, w.prepared, head, "gov: prepared"):
             raise w.refuse(f"{scratch} moved while preparing")

@@ -10,6 +10,7 @@ rerun can say "fingerprint changed by main" rather than "new recipe".
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -66,7 +67,8 @@ class SweepAfterMerge:
         extra: dict[str, Any] = {}
         if self.options.timeout_seconds is not None:
             extra["timeout_seconds"] = self.options.timeout_seconds
-        checkout = Path(tempfile.mkdtemp(prefix="gov-sweep-"))
+        # The pid in the name: a later run removes it if this one is killed (scratch.clean_litter).
+        checkout = Path(tempfile.mkdtemp(prefix=f"gov-sweep-{os.getpid()}-"))
         tree = checkout / "tree"
         self.repo.worktree.add_linked(tree, request.prepared)
         try:

@@ -5,11 +5,13 @@
 * `naming`         - row -> launch script: the naming rule as data.
 * `multinode`      - multi-node rows: per-family script or recipe rules, node counts.
 * `jobs`           - plan row -> `LaunchJob`: environment, result file name, folders.
+* `extra_env`      - the allow-list of `additional-settings` names a row may export.
 * `launcher`       - the seam between gov and whatever runs a row; launchers by name.
 * `local_launcher` - run jobs on this machine, K at a time.
 * `slurm_client`   - talking to a Slurm cluster: tools, job states, queries, cancel.
 * `slurm_manifest` - a Slurm launch folder (manifest, wrapper) and its sbatch line.
 * `slurm_launcher` - one job array per launch, followed until every task ends.
+* `orphans`        - processes a dead run launched: found by their GOV_RUN_OWNER, ended.
 * `ledger`         - the run ledger: launched rows, and what each commit's results are.
 * `shellwords`     - a small shell lexer: script text -> simple commands as words (pure).
 * `shellscan`      - serving-engine flags in launch scripts and the GOV713 rule (pure).

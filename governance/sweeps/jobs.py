@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from governance.core.atomic import write_atomically
+from governance.sweeps import extra_env
 from governance.sweeps.identity import PlanRow, RowError, checked_fingerprint, conc_label, job_key
 from governance.sweeps.identity import safe_token as token
 from governance.sweeps.launcher import LaunchJob
@@ -103,6 +104,11 @@ def extra_settings(row: PlanRow, role: str) -> list[tuple[str, str]]:
             raise RowError(
                 f"{row.where}: {role}.additional-settings entry {setting!r:.80} is not "
                 "KEY=VALUE with an allowed upper-case KEY"
+            )
+        if not extra_env.allowed(name):
+            raise RowError(
+                f"{row.where}: {role}.additional-settings exports {name}, which is not on "
+                "the allow-list of names launch scripts read (governance/sweeps/extra_env.py)"
             )
         out.append((name, value))
     return out

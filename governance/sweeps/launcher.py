@@ -33,6 +33,9 @@ INHERITED_ENV = (
     "HF_TOKEN",
     "HF_HUB_CACHE",
 )
+# Of those, the secrets: never written to disk (the Slurm manifest names them,
+# the job environment carries their values) and never printed.
+SECRET_ENV = frozenset({"HF_TOKEN"})
 LOG_NAME = "gov-job.log"  # combined stdout and stderr, inside each result folder
 
 
@@ -46,8 +49,14 @@ def script_argv(script: Path) -> list[str]:
     return [str(script)] if os.access(script, os.X_OK) else ["bash", str(script)]
 
 
-def inherited_env(environ: Mapping[str, str]) -> dict[str, str]:
-    return {name: environ[name] for name in INHERITED_ENV if name in environ}
+def inherited_env(environ: Mapping[str, str], *, secrets: bool = True) -> dict[str, str]:
+    """The variables of `environ` a script inherits (`secrets=False`: without
+    the secrets, for what is written to disk)."""
+    return {
+        name: environ[name]
+        for name in INHERITED_ENV
+        if name in environ and (secrets or name not in SECRET_ENV)
+    }
 
 
 class JobStatus(StrEnum):

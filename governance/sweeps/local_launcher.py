@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import IO
 
 from governance.sweeps.launcher import (
@@ -30,6 +31,7 @@ from governance.sweeps.launcher import (
     script_argv,
     utc_now,
 )
+from governance.sweeps.orphans import OWNER_ENV, owner_token
 
 # What a script inherits from gov's own environment; everything else comes
 # from the row. Tokens (HF_TOKEN) pass through but are never printed.
@@ -67,14 +69,21 @@ class LocalLauncher:
 
     name = "local"
 
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, environ: Mapping[str, str] | None = None, scope: Path | None = None) -> None:
         source = os.environ if environ is None else environ
         self._base = inherited_env(source)
+        self._scope = scope  # the results root: whose orphans a later run adopts
+
+    @classmethod
+    def from_settings(cls, _settings: object, results: Path | None) -> LocalLauncher:
+        return cls(scope=results)
 
     def _start(self, index: int, job: LaunchJob) -> _Running:
         job.result_dir.mkdir(parents=True, exist_ok=True)
         log = open(job.result_dir / LOG_NAME, "wb")  # noqa: SIM115 (closed in _finish)
-        env = {**self._base, **job.env}
+        # Inherited by everything the script starts: a later run finds them
+        # if this process dies (`orphans`).
+        env = {**self._base, **job.env, OWNER_ENV: owner_token(self._scope or "")}
         try:
             process = subprocess.Popen(
                 script_argv(job.script),

@@ -4,7 +4,11 @@ The folder (under the launcher's `work_dir`, visible from the compute nodes)
 holds `manifest.json` (per task: argv, environment, cwd = result folder, row
 JSON, log and status file paths, timeout), a copy of the array-task wrapper
 (package data) and, later, the status files and Slurm's per-task output.
-Values travel as data: the sbatch command line is an argv list.
+Values travel as data: the sbatch command line is an argv list. Secrets
+(`launcher.SECRET_ENV`, e.g. HF_TOKEN) are never written: the manifest (mode
+0600) names them, and the wrapper takes their values from the job's
+environment, which sbatch exports from gov's (`--export=ALL`); the folder is
+kept for diagnosis and holds no secret.
 """
 
 from __future__ import annotations
@@ -18,7 +22,13 @@ from datetime import datetime
 from importlib import resources
 from pathlib import Path
 
-from governance.sweeps.launcher import LOG_NAME, LaunchJob, inherited_env, script_argv
+from governance.sweeps.launcher import (
+    LOG_NAME,
+    SECRET_ENV,
+    LaunchJob,
+    inherited_env,
+    script_argv,
+)
 
 # The array-task wrapper ships as package data (copied into each launch folder).
 WRAPPER = Path(str(resources.files("governance.resources") / "slurm" / "array-task.py"))
@@ -47,6 +57,7 @@ def write_manifest(
     """`manifest.json`: one entry per (job, status file), in array-index order;
     each job's result folder is created on the way."""
     entries = []
+    secrets = sorted(name for name in SECRET_ENV if name in os.environ)
     for job, status_file in tasks:
         job.result_dir.mkdir(parents=True, exist_ok=True)
         entries.append(
@@ -54,7 +65,11 @@ def write_manifest(
                 "key": job.key,
                 "script": str(job.script),
                 "argv": script_argv(job.script),
-                "env": {**inherited_env(os.environ), **job.env},
+                "env": {
+                    **inherited_env(os.environ, secrets=False),
+                    **{k: v for k, v in job.env.items() if k not in SECRET_ENV},
+                },
+                "secrets": secrets,
                 "cwd": str(job.result_dir),
                 "row_json": str(job.row_json),
                 "log": str(job.result_dir / LOG_NAME),
@@ -64,7 +79,10 @@ def write_manifest(
             }
         )
     manifest = {"version": 1, "launch_id": launch_dir.name, "tasks": entries}
-    (launch_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    path = launch_dir / "manifest.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(manifest, indent=2))
 
 
 def copy_wrapper(launch_dir: Path, wrapper: Path, python: str | None) -> None:
@@ -124,6 +142,7 @@ def sbatch_argv(
         f"--output={out_dir}/slurm-%A_%a.out",
         f"--chdir={launch_dir}",
         "--no-requeue",  # a silently re-run row would be counted twice
+        "--export=ALL",  # the job environment carries the secrets the manifest only names
     ]
     if nodes:
         argv += [f"--nodes={max(nodes)}", "--ntasks-per-node=1"]

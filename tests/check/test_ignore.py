@@ -35,6 +35,14 @@ def stricter_only(example_repo: Repo) -> Repo:
     return example_repo
 
 
+def settings_on_base(repo: Repo, text: str) -> None:
+    """Commit `.gov.toml` on main and move the PR onto it: settings come from the base."""
+    repo.git("checkout", "-q", "main")
+    repo.commit("settings", **{".gov.toml": text})
+    repo.git("checkout", "-q", "pr-2194")
+    repo.git("rebase", "-q", "main")
+
+
 def test_the_ignorable_codes_are_exactly_documented_stricter_ones() -> None:
     assert {"GOV312", "GOV313", "GOV314", "GOV511", "GOV517", "GOV521"} == IGNORABLE_CODES
     assert all(RULES[code].stricter for code in IGNORABLE_CODES)
@@ -50,7 +58,7 @@ def test_without_ignore_both_stricter_findings_fail(stricter_only: Repo) -> None
 
 
 def test_command_line_and_setting_ignore_add_up_and_are_reported(stricter_only: Repo) -> None:
-    stricter_only.write(".gov.toml", 'ignore = ["GOV521"]\n')
+    settings_on_base(stricter_only, 'ignore = ["GOV521"]\n')
     half = run_gov("check", "--pr", "2194", cwd=stricter_only.path)
     assert half.exit_code == 1 and f"{AMD}:" not in half.stdout and ": GOV312 " in half.stdout
     assert half.stdout.rstrip().endswith("GOV521 (1 finding)")
@@ -70,7 +78,7 @@ def test_command_line_and_setting_ignore_add_up_and_are_reported(stricter_only: 
 def test_rules_the_reference_enforces_cannot_be_ignored(stricter_only: Repo, code: str) -> None:
     flag = run_gov("check", "--pr", "2194", "--ignore", code, cwd=stricter_only.path)
     assert flag.exit_code == 2 and code in flag.stderr and "--ignore" in flag.stderr
-    stricter_only.write(".gov.toml", f'ignore = ["{code}"]\n')
+    settings_on_base(stricter_only, f'ignore = ["{code}"]\n')
     setting = run_gov("check", "--pr", "2194", cwd=stricter_only.path)
     assert setting.exit_code == 2 and ".gov.toml" in setting.stderr
     assert "GOV312" in setting.stderr  # the hint lists what can be ignored

@@ -180,7 +180,10 @@ def test_internal_error_exit_3_without_traceback(example_repo: Repo) -> None:
 
 
 def test_settings_come_from_pyproject_env_and_flags(pr_branch: Repo) -> None:
-    (pr_branch.path / "pyproject.toml").write_text('[tool.gov]\nrepository = "acme/bench"\n')
+    pr_branch.git("checkout", "-q", "main")  # settings come from the base
+    pr_branch.commit("settings", **{"pyproject.toml": '[tool.gov]\nrepository = "acme/bench"\n'})
+    pr_branch.git("checkout", "-q", "pr-2194")
+    pr_branch.git("merge", "-q", "--ff-only", "main")
     append(pr_branch, "https://github.com/acme/bench/pull/2194")
     assert run_gov("check", "--worktree", "--pr", "2194", cwd=pr_branch.path).exit_code == 0
     env = {"GOV_REPOSITORY": "other/repo"}
@@ -195,7 +198,7 @@ def test_settings_come_from_pyproject_env_and_flags(pr_branch: Repo) -> None:
 
 
 def test_unknown_setting_is_named_with_a_suggestion(example_repo: Repo) -> None:
-    (example_repo.path / ".gov.toml").write_text('chagelog = "x.yaml"\n')
+    example_repo.commit("settings", **{".gov.toml": 'chagelog = "x.yaml"\n'})
     result = run_gov("check", cwd=example_repo.path)
     assert result.exit_code == 2
     assert (

@@ -599,3 +599,32 @@ def test_update_branch_only_verifies_the_pushed_head(gh: GitHubForge) -> None:
     assert gh.update_branch(7, HEAD).head_sha == HEAD
     with pytest.raises(HeadMovedError):
         gh.update_branch(7, "0" * 40)
+
+
+# -- tokens: stripped, validated, redacted in every form ---------------------------------------
+
+
+@pytest.mark.parametrize("raw", [TOKEN + "\r", TOKEN + "\r\n", " " + TOKEN + "\n"])
+def test_a_crlf_token_is_stripped_before_use(fake: FakeGitHub, sandbox_repo, raw: str) -> None:
+    forge = open_forge("github", sandbox_repo, SLUG, base_url=fake.base_url, env={"GH_TOKEN": raw})
+    forge.get_pull(7)
+    assert fake.seen[-1].headers["authorization"] == f"Bearer {TOKEN}"
+
+
+@pytest.mark.parametrize("raw", [TOKEN[:8] + "\r" + TOKEN[8:], TOKEN + " x", TOKEN + "\x00"])
+def test_a_token_with_inner_junk_is_refused_without_showing_it(raw: str) -> None:
+    with pytest.raises(ForgeError, match="characters a GitHub token cannot") as info:
+        token_from_env({"GITHUB_TOKEN": raw})
+    assert info.value.exit_code == 2
+    text = str(info.value) + info.value.hint
+    assert TOKEN[:8] not in text and TOKEN[8:] not in text
+
+
+def test_redaction_covers_escaped_and_encoded_forms() -> None:
+    from urllib.parse import quote
+
+    from governance.forge.tokens import redact
+
+    secret = "ghp_a/b+c=d"
+    for shown in (secret, repr(secret), repr(secret.encode()), quote(secret, safe="")):
+        assert "ghp_a" not in redact(f"Illegal header value b'Bearer {shown}'", secret)

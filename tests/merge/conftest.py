@@ -62,6 +62,11 @@ class Setup:
         out = self.git("rev-parse", "--verify", "-q", f"refs/heads/{name}", check=False)
         return out or None
 
+    def scratch(self, pr: int = PR) -> str | None:
+        """Where gov's scratch ref of PR `pr` points (None: absent)."""
+        ref = f"refs/gov/prepare-merge/pr-{pr}"
+        return self.git("rev-parse", "--verify", "-q", ref, check=False) or None
+
     def changelog(self, rev: str) -> bytes:
         return self.repo.show(rev, CHANGELOG)
 

@@ -51,7 +51,7 @@ def test_prepare_merge_dry_run_and_no_push_flags(pr_setup: Setup) -> None:
     kept = gov(pr_setup, "prepare-merge", "--pr", str(PR), "--no-push")
     assert kept.exit_code == 0, kept.stderr
     assert pr_setup.ref("bringup") == pr_setup.pr_head
-    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") is not None
+    assert pr_setup.scratch() is not None
 
 
 def test_prepare_merge_usage_errors_exit_2(pr_setup: Setup) -> None:

@@ -15,7 +15,7 @@ from tests.merge.conftest import Setup
 
 
 def sample(**changes: object) -> jr.Journal:
-    base = jr.Journal(7, "main", "a" * 40, "refs/heads/gov/prepare-merge/pr-7", "b" * 40)
+    base = jr.Journal(7, "main", "a" * 40, "refs/gov/prepare-merge/pr-7", "b" * 40)
     for key, value in changes.items():
         setattr(base, key, value)
     return base

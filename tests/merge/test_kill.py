@@ -47,7 +47,7 @@ def test_kill_after_each_step_then_rerun(pr_setup: Setup, gov_exe: str, step: st
         if pushed:
             assert pr_setup.ref("bringup") == journal["prepared"]
         assert (pr_setup.ref("main") == pr_setup.main_tip) is not landed
-        assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") == journal["prepared"]
+        assert pr_setup.scratch() == journal["prepared"]
 
     rerun = run_gov("prepare-merge", "--pr", str(PR), cwd=pr_setup.path)
     assert rerun.exit_code == 0, rerun.stdout + rerun.stderr
@@ -63,8 +63,8 @@ def test_kill_after_each_step_then_rerun(pr_setup: Setup, gov_exe: str, step: st
     assert merged.endswith(
         f"pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/{PR}\n".encode()
     )
-    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") is None
+    assert pr_setup.scratch() is None
     assert not pr_setup.journal().exists()
     assert pr_setup.git("symbolic-ref", "--short", "HEAD") == "main"
     assert pr_setup.git("status", "--porcelain") == ""
-    assert pr_setup.git("for-each-ref", "--format=%(refname)", "refs/heads/gov") == ""
+    assert pr_setup.git("for-each-ref", "--format=%(refname)", "refs/gov") == ""

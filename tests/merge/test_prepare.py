@@ -36,7 +36,7 @@ def test_merges_end_to_end(pr_setup: Setup) -> None:
     assert [c.subject for c in report.commits] == ["Merge branch 'main' into bringup"]
     assert pr_setup.forge().get_pull(PR).state == "merged"
     # Nothing left behind; HEAD back on the branch it was on.
-    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") is None
+    assert pr_setup.scratch() is None
     assert not pr_setup.journal().exists()
     assert pr_setup.git("symbolic-ref", "--short", "HEAD") == "main"
     assert pr_setup.git("status", "--porcelain") == ""
@@ -60,7 +60,7 @@ def test_no_push_keeps_every_branch_and_reruns_idempotently(pr_setup: Setup) -> 
     assert pr_setup.ref("bringup") == pr_setup.pr_head
     assert pr_setup.ref("main") == pr_setup.main_tip
     # The result waits on the scratch branch.
-    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") == report.prepared
+    assert pr_setup.scratch() == report.prepared
     assert pr_setup.changelog(report.prepared).endswith(OTHER.encode() + CANONICAL)
     before = pr_setup.snapshot()
     again = pr_setup.run(push=False)
@@ -174,7 +174,7 @@ def test_merge_after_no_push_clears_the_kept_result(pr_setup: Setup) -> None:
     merged = pr_setup.run()
     assert merged.ok, merged.status
     assert merged.prepared != kept.prepared
-    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") is None and not pr_setup.journal().exists()
+    assert pr_setup.scratch() is None and not pr_setup.journal().exists()
 
 
 def test_dry_run_leaves_a_kept_result_alone(pr_setup: Setup) -> None:
@@ -186,7 +186,7 @@ def test_dry_run_leaves_a_kept_result_alone(pr_setup: Setup) -> None:
     journal = pr_setup.journal().read_text()
     assert pr_setup.run(dry_run=True).ok
     assert pr_setup.snapshot() == before and pr_setup.journal().read_text() == journal
-    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") == kept.prepared
+    assert pr_setup.scratch() == kept.prepared
 
 
 def test_pr_without_changelog_entry_merges_with_nothing_to_plan(pr_setup: Setup) -> None:

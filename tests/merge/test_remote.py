@@ -49,7 +49,7 @@ def test_fetches_main_pushes_with_lease_and_lands(pr_setup: Setup, tmp_path: Pat
     assert git(origin, "rev-parse", "main") == report.merge_commit
     assert git(origin, "show", "main:notes.txt") == "remote-only change"
     assert pr_setup.ref("bringup") == pr_setup.pr_head  # local branches untouched
-    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") is None
+    assert pr_setup.scratch() is None
 
 
 def test_lease_refuses_when_the_remote_branch_moved(pr_setup: Setup, tmp_path: Path) -> None:

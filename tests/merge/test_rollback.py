@@ -132,7 +132,7 @@ def test_head_moved_before_push_is_never_overwritten(pr_setup: Setup) -> None:
     moved = pr_setup.ref("bringup")
     assert moved != pr_setup.pr_head and moved != report.prepared
     assert pr_setup.ref("main") == pr_setup.main_tip
-    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") is None
+    assert pr_setup.scratch() is None
     assert not pr_setup.journal().exists()
     assert pr_setup.git("symbolic-ref", "--short", "HEAD") == "main"
 
@@ -149,7 +149,7 @@ def test_failed_required_check_stops_before_merging(pr_setup: Setup) -> None:
     assert pr_setup.ref("bringup") == report.prepared
     assert pr_setup.forge().get_pull(PR).state == "open"
     assert pr_setup.ref("main") == pr_setup.main_tip
-    assert pr_setup.ref(f"gov/prepare-merge/pr-{PR}") is None and not pr_setup.journal().exists()
+    assert pr_setup.scratch() is None and not pr_setup.journal().exists()
 
 
 def test_main_moving_after_preparation_is_never_merged(pr_setup: Setup) -> None:

@@ -101,7 +101,7 @@ def test_reuse_only_refuses_and_leaves_everything_as_it_was(swept: Repo) -> None
     codes = {v["code"] for step in report["steps"] for v in step.get("violations", [])}
     assert codes == {"GOV704"}
     assert swept.git("rev-parse", "pr") == pr_head and runs(swept) == before
-    assert swept.git("for-each-ref", "refs/heads/gov") == ""
+    assert swept.git("for-each-ref", "refs/gov") == ""
 
 
 def test_dry_run_launches_nothing(swept: Repo) -> None:

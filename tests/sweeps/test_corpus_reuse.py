@@ -25,9 +25,9 @@ a recipe's concurrency list (update-b200-agentx-vllm-mtp-image: the recipe ran
 on the PR, main's conc list differs), which the test counts and prints.
 
 `--no-push` keeps its result by design (docs/prepare-merge.md, "Reruns after
-success"): the scratch ref `gov/prepare-merge/pr-N` at the prepared commit and
+success"): the scratch ref `refs/gov/prepare-merge/pr-N` at the prepared commit and
 a journal marked done. The test checks exactly that is what is left (no other
-`refs/heads/gov/…` ref, no linked worktree, branches unmoved), then discards
+`refs/gov/…` ref, no linked worktree, branches unmoved), then discards
 the result, so the next branch starts from a clean clone.
 """
 
@@ -193,7 +193,7 @@ def test_reuse_after_merging_main(clone: Path, tmp_path: Path) -> None:
         listed = _git(clone, "worktree", "list", "--porcelain").splitlines()
         assert [w for w in listed if w.startswith("worktree ")] == [f"worktree {clone}"], listed
         scratch_ref = jr.scratch_ref(pr)
-        refs = _git(clone, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/gov/")
+        refs = _git(clone, "for-each-ref", "--format=%(refname) %(objectname)", "refs/gov/")
         assert refs.split("\n") == [f"{scratch_ref} {report.prepared}", ""], refs
         journal_path = jr.journal_path(repo.git_dir, pr)
         kept = jr.load(journal_path)
@@ -202,7 +202,7 @@ def test_reuse_after_merging_main(clone: Path, tmp_path: Path) -> None:
         assert repo.ref_sha("refs/heads/main") == case["main_head"]
         assert repo.delete_ref(scratch_ref, report.prepared)  # discard the kept result
         jr.remove(journal_path)
-        assert _git(clone, "for-each-ref", "refs/heads/gov/") == ""
+        assert _git(clone, "for-each-ref", "refs/gov/") == ""
 
         # 3. Per row, from the report.
         data = report.sweep_data

@@ -26,7 +26,7 @@ HOSTILE = [
 ECHO = (
     'printf "%s" "$IMAGE" > "$RESULT_DIR/image.txt"\n'
     'printf "%s" "$MODEL" > "$RESULT_DIR/model.txt"\n'
-    'printf "%s" "${EXTRA:-}" > "$RESULT_DIR/extra.txt"\n'
+    'printf "%s" "${CONFIG_FILE:-}" > "$RESULT_DIR/extra.txt"\n'
     'printf "{}" > "$RESULT_DIR/$RESULT_FILENAME.json"\n'
 )
 
@@ -117,13 +117,57 @@ def _multinode(settings: list[str]) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "setting",
-    ["LD_PRELOAD=/tmp/evil.so", "PATH=/tmp", "BASH_ENV=/tmp/x", "lower=1", "NOEQUALS", "A B=1"],
+    [
+        "LD_PRELOAD=/tmp/evil.so",
+        "PATH=/tmp",
+        "BASH_ENV=/tmp/x",
+        "lower=1",
+        "NOEQUALS",
+        "A B=1",
+        # where downloads go and with which credentials, what runs at start-up
+        "HF_ENDPOINT=https://evil.example",
+        "HTTPS_PROXY=http://evil:3128",
+        "HTTP_PROXY=x",
+        "NODE_OPTIONS=--require=/tmp/x.js",
+        "GIT_SSH_COMMAND=sh -c x",
+        "TMPDIR=/tmp/x",
+        "HF_TOKEN=hf_x",
+        "RESULT_DIR=/tmp",
+        "NCCL_NET_PLUGIN=/tmp/x.so",
+        "VLLM_PLUGINS=evil",
+        "SGLANG_ENDPOINT=x",
+        "EXTRA=1",
+    ],
 )
 def test_dangerous_additional_settings_are_refused(scripts_dir: Path, setting: str) -> None:
     row = PlanRow("multi_node", "1k1k", 0, _multinode([setting]))
     write_script(scripts_dir, "multi_node/fixed_seq_len/dsr1_fp8_mi300x.sh", ECHO)
     resolved = resolve_rows([row], ScriptResolver(scripts_dir), scripts_dir / "r", machine="m")
     assert resolved[0].job is None and "additional-settings" in resolved[0].problem
+
+
+def test_every_name_the_corpus_exports_is_allowed(corpus_clone: Path) -> None:
+    """The allow-list's evidence: every `additional-settings` name in the
+    reference's master configs at main and at every PR branch head, and the
+    name its server scripts pass on."""
+    import re
+    import subprocess
+
+    from governance.sweeps.extra_env import allowed
+
+    heads = subprocess.run(
+        ["git", "-C", str(corpus_clone), "for-each-ref", "--format=%(objectname)", "refs/heads"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    found = subprocess.run(
+        ["git", "-C", str(corpus_clone), "grep", "-h", "-E", r'^\s*-\s*"?[A-Z][A-Z0-9_]*=',
+         *sorted(set(heads)), "--", "configs/*-master.yaml", ".github/configs/*-master.yaml"],
+        capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    names = set(re.findall(r'^(?:[^:\n]*:){0,2}\s*-\s*"?([A-Z][A-Z0-9_]*)=', found, re.M))
+    assert {"CONFIG_FILE", "PREFILL_NODES", "ROUTER_TYPE", "HF_HUB_CACHE"} <= names
+    assert sorted(n for n in names if not allowed(n)) == []
+    assert allowed("WEKA_LOADER_OVERRIDE")
 
 
 def test_additional_settings_values_are_exported_verbatim(
@@ -134,7 +178,7 @@ def test_additional_settings_values_are_exported_verbatim(
     )
     write_script(scripts_dir, "multi_node/fixed_seq_len/dsr1_fp8_mi300x.sh", script)
     document = plan_of([])
-    document["multi_node"] = {"1k1k": [_multinode(["EXTRA=$(touch pwned)"])]}
+    document["multi_node"] = {"1k1k": [_multinode(["CONFIG_FILE=$(touch pwned)"])]}
     resolved = resolve_rows(
         plan_rows(document), ScriptResolver(scripts_dir), tmp_path / "r", machine="m"
     )

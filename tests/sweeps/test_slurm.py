@@ -283,3 +283,61 @@ def test_slurm_states_map_onto_job_status(tmp_path: Path, monkeypatch: pytest.Mo
     ]
     assert outcomes[2].detail.startswith("exit code 1; Slurm state NODE_FAIL; no status file")
     assert "without writing its status file" in outcomes[-1].detail
+
+
+# -- secrets never land on disk --------------------------------------------------------------
+
+SECRET = "hf_" + "S3cr3t" * 6
+
+
+def test_the_manifest_names_secrets_but_never_holds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from governance.sweeps.slurm_manifest import write_manifest
+
+    monkeypatch.setenv("HF_TOKEN", SECRET)
+    job = make_job(tmp_path, "s", "true\n", env={"HF_TOKEN": SECRET})  # even from a row
+    launch_dir = tmp_path / "launch"
+    launch_dir.mkdir()
+    write_manifest(launch_dir, [(job, launch_dir / "0.json")], 2)
+    manifest = launch_dir / "manifest.json"
+    assert SECRET not in manifest.read_text()
+    assert manifest.stat().st_mode & 0o777 == 0o600
+    (task,) = json.loads(manifest.read_text())["tasks"]
+    assert task["secrets"] == ["HF_TOKEN"] and "HF_TOKEN" not in task["env"]
+
+
+def test_the_wrapper_takes_secret_values_from_the_job_environment(tmp_path: Path) -> None:
+    job = make_job(tmp_path, "t", 'echo "token:${HF_TOKEN:-none}"\n')
+    status = tmp_path / "status.json"
+    task = {
+        "argv": script_argv(job.script),
+        "env": dict(job.env),
+        "secrets": ["HF_TOKEN"],
+        "cwd": str(job.result_dir),
+        "log": str(job.result_dir / "launch.log"),
+        "status": str(status),
+        "timeout_seconds": 30,
+        "kill_grace_seconds": 1,
+    }
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"tasks": [task]}), encoding="utf-8")
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "HF_TOKEN": SECRET}
+    subprocess.run([sys.executable, str(WRAPPER), str(manifest)], env=env, check=True, timeout=60)
+    assert (job.result_dir / "launch.log").read_text() == f"token:{SECRET}\n"
+
+
+@needs_cluster
+def test_a_slurm_launch_passes_the_token_and_writes_it_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", SECRET)
+    job = make_job(tmp_path, "tok", 'test "$HF_TOKEN" = "' + SECRET + '" && echo ok\n')
+    slurm = launcher(tmp_path)
+    (outcome,) = slurm.launch([job], parallel=1)
+    assert outcome.status is JobStatus.SUCCEEDED, outcome.detail
+    assert outcome.log_path.read_text() == "ok\n"
+    assert slurm.launch_dir is not None
+    assert (slurm.launch_dir / "manifest.json").stat().st_mode & 0o777 == 0o600
+    for path in (tmp_path / "slurm").rglob("*"):
+        assert not path.is_file() or SECRET not in path.read_text(errors="replace")

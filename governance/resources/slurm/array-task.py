@@ -58,12 +58,15 @@ def write_status(path, status):
     os.replace(tmp, path)
 
 
-def child_env(task_env):
+def child_env(task_env, secrets=()):
     env = {}
     for name, value in os.environ.items():
         if name.startswith(PASS_THROUGH_PREFIXES) or name in PASS_THROUGH:
             env[name] = value
     env.update(task_env)  # the row wins
+    for name in secrets:  # named in the manifest, valued by the job environment only
+        if name in os.environ:
+            env[name] = os.environ[name]
     return env
 
 
@@ -91,7 +94,7 @@ def run(task):
             # process group (servers it started included).
             child = subprocess.Popen(
                 task["argv"],
-                env=child_env(task["env"]),
+                env=child_env(task["env"], task.get("secrets", ())),
                 cwd=task["cwd"],
                 stdin=subprocess.DEVNULL,
                 stdout=log,

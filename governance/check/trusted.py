@@ -1,0 +1,117 @@
+"""Settings from the trusted side: what decides the gate never comes from the change judged.
+
+A PR controls its own tree, settings files included: had gov read
+`.gov.toml` from the PR's checkout, a PR could point `changelog` at a decoy
+or `ignore` a rule and pass. So `gov check` reads the settings files from its
+base revision (the merge-base, or `--base-ref`), and `prepare-merge` from
+main's tip. A change that edits them is still judged with the base's
+settings, and the edit itself is reported (GOV801): the new settings apply
+once it has landed.
+
+    settings, base = check_settings(repo, load, options)
+
+`load(revision, label)` builds `Settings` from that revision's blobs (flags
+and `GOV_*` still override; they come from whoever runs gov, not the PR).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from governance.check.service import CheckOptions, HeadSource, resolve_base
+from governance.core.codes import violation
+from governance.core.diagnostics import UsageError, Violation
+from governance.core.settings import SETTINGS_FILES, Settings, settings_tables
+from governance.git.mainref import main_ref
+from governance.git.repo import GitRepo
+
+SettingsLoader = Callable[[str, str], Settings]
+
+
+def settings_at_main(
+    repo: GitRepo,
+    load: SettingsLoader,
+    main_branch: str,
+    *,
+    remote: str | None = "origin",
+    local: bool = True,
+) -> Settings:
+    """The settings as main has them (main by the one rule, `remote`/`local`
+    as `main_ref` takes them); when main names another `main-branch`, main by that name."""
+    main = main_ref(repo, main_branch, remote=remote, local=local)
+    settings = load(main.sha, f"{main.label}:")
+    if settings.main_branch != main_branch:
+        other = main_ref(repo, settings.main_branch, remote=remote, local=local)
+        settings = load(other.sha, f"{other.label}:")
+    return settings
+
+
+def check_settings(
+    repo: GitRepo, load: SettingsLoader, options: CheckOptions, main_branch: str
+) -> tuple[Settings, str, str]:
+    """(settings, base commit, base label) for `gov check`: the base is found
+    with main's settings (`main_branch` from the flags or the environment),
+    then the settings are read from the base itself."""
+    head = _head_commit(repo, options)
+    try:
+        boot = settings_at_main(repo, load, main_branch)
+    except UsageError:
+        if not options.base_ref:
+            raise
+        boot = load(repo.resolve(options.base_ref), f"{options.base_ref}:")
+    base, label = resolve_base(repo, boot, options.base_ref, head, exact=options.exact_base)
+    settings = load(base, f"base {base[:10]}:")
+    if settings.main_branch != boot.main_branch and not options.base_ref:
+        base, label = resolve_base(repo, settings, None, head)
+        settings = load(base, f"base {base[:10]}:")
+    return settings, base, label
+
+
+def _head_commit(repo: GitRepo, options: CheckOptions) -> str:
+    if options.head_source is HeadSource.REF and options.head_ref:
+        return repo.resolve(options.head_ref)
+    return repo.resolve("HEAD")
+
+
+def _tables(read: Callable[[str], bytes | None]) -> dict[str, Any] | str:
+    try:
+        values, _found = settings_tables(read, "")
+    except UsageError as exc:
+        return f"unreadable ({exc})"
+    return values
+
+
+def settings_change(
+    repo: GitRepo, base: str, options: CheckOptions, head_commit: str | None
+) -> Violation | None:
+    """GOV801 when the change edits gov's settings (the `[tool.gov]` table or
+    `.gov.toml`, compared as values, so other edits to pyproject.toml pass)."""
+    read: Callable[[str], bytes | None]
+    if options.head_source is HeadSource.WORKTREE:
+        read = repo.read_worktree
+    elif options.head_source is HeadSource.STAGED:
+        read = repo.read_staged
+    else:
+        commit = head_commit or repo.resolve(options.head_ref or "HEAD")
+
+        def read(name: str) -> bytes | None:
+            return repo.read_blob(commit, name)
+
+    before = _tables(lambda name: repo.read_blob(base, name))
+    after = _tables(read)
+    if before == after:
+        return None
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+        what = ", ".join(f"`{k}`" for k in keys)
+    else:
+        what = str(after if isinstance(after, str) else before)
+    path = next((n for n in reversed(SETTINGS_FILES) if read(n) is not None), SETTINGS_FILES[0])
+    return violation(
+        "GOV801",
+        f"settings changed by this change ({what}): checked with the base's settings; "
+        "the new ones apply after it lands",
+        path,
+        hint="a maintainer reviews settings changes; they never relax the check of the change itself",
+    )
