@@ -1,13 +1,24 @@
 """`gov matrix`, `gov plan` and `gov log`: the matrix engine's commands;
 registered in `governance.cli.app`."""
 
+import os
 import sys
 from enum import StrEnum
 from typing import Annotated
 
 import typer
 
-from governance.cli.common import Scenario, TextOrJson, err, format_option, guarded, open_repo
+from governance.cli.common import (
+    Scenario,
+    TextOrJson,
+    err,
+    format_option,
+    guarded,
+    open_repo,
+    settings_at,
+    state,
+    warn_unknown_variables,
+)
 from governance.core.diagnostics import EXIT_FINDINGS
 
 
@@ -98,20 +109,31 @@ def plan(
     output: Annotated[PlanFormat, format_option()] = PlanFormat.json,
 ) -> None:
     """The whole sweep a change triggers: appended entries -> bucketed rows."""
+    from governance.changelog.modes import CheckMode
     from governance.check.answers import plan_answer
-    from governance.check.service import resolve_base
+    from governance.check.service import CheckOptions
+    from governance.check.trusted import check_settings
     from governance.core.diagnostics import UsageError
+    from governance.git.repo import GitRepo
 
     if exact_base and not base_ref:
         raise UsageError("--exact-base needs --base-ref", "name the commit to diff from")
-    repo, settings = open_repo()
+    repo = GitRepo(state.repo_path)
+    warn_unknown_variables()
+    # Like gov check: the settings (which files make the plan) come from the
+    # base revision, never from the change being planned.
+    settings, base, label = check_settings(
+        repo,
+        lambda rev, where: settings_at(repo, rev, where, None),
+        CheckOptions(CheckMode(), base_ref, head_ref, exact_base=exact_base),
+        os.environ.get("GOV_MAIN_BRANCH") or "main",
+    )
     head = repo.resolve(head_ref)
     if repo.blob_id(head, settings.changelog) is None:
         raise UsageError(
             f"{settings.changelog} does not exist at {head_ref}",
             "run gov at the root of the benchmark repository, or set `changelog` in [tool.gov]",
         )
-    base, label = resolve_base(repo, settings, base_ref, head, exact=exact_base)
     err(f"gov plan: base {label}")
     # echoed in changelog_metadata: the name given when it is the base itself
     echo = (base_ref if base_ref and repo.resolve(base_ref) == base else base, head_ref)

@@ -38,6 +38,25 @@ def test_a_prs_own_settings_cannot_point_the_check_at_a_decoy(example_repo: Repo
     assert data["warnings"][0]["path"] == ".gov.toml"
 
 
+def test_a_prs_own_settings_cannot_choose_what_its_plan_runs(example_repo: Repo) -> None:
+    """`gov plan` (the Action's "what this PR will run") reads the settings at
+    the base too: a PR's `.gov.toml` naming a decoy changelog plans nothing of it."""
+    example_repo.git("checkout", "-q", "-b", "pr-7")
+    log = example_repo.path / "perf-changelog.yaml"
+    real = log.read_text() + (
+        "\n- config-keys:\n    - dsv4-fp8-mi300x-vllm\n  description:\n"
+        '    - "Retune"\n  pr-link: XXX\n'
+    )
+    example_repo.write("perf-changelog.yaml", real)
+    example_repo.write(".gov.toml", 'changelog = "decoy.yaml"\n')
+    example_repo.write("decoy.yaml", DECOY)
+    example_repo.commit("a real entry, and a decoy changelog")
+    plan = run_gov("plan", "--format", "json", cwd=example_repo.path)
+    assert plan.exit_code == 0, plan.stderr
+    rows = json.loads(plan.stdout)["single_node"]
+    assert sum(len(bucket) for bucket in rows.values()) > 0  # the real changelog's entry
+
+
 def test_the_hook_modes_read_settings_from_the_merge_base_too(example_repo: Repo) -> None:
     _hostile_pr(example_repo)  # not committed: the pre-commit hook's view
     worktree = run_gov("check", "--worktree", "--no-configs", cwd=example_repo.path)
