@@ -115,3 +115,12 @@ def _nth_newline(data: bytes, n: int, start: int = 0) -> int:
     for _ in range(n):
         pos = data.index(b"\n", pos + 1)
     return pos
+
+
+# Where an entry begins: a `- config-keys:` line at column 1. Byte-level, so
+# the plan's reader and the rules agree on entries without parsing YAML.
+ENTRY_START = re.compile(rb"^- config-keys:[^\r\n]*\n", re.MULTILINE)
+
+
+def entry_starts(data: bytes) -> list[int]:
+    return [match.start() for match in ENTRY_START.finditer(data)]

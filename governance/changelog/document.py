@@ -11,20 +11,18 @@ whose bytes did not change is served from a cache).
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from governance.changelog import bounds as limits
-from governance.changelog.bounds import MAX_CHANGELOG_BYTES
+from governance.changelog.bounds import MAX_CHANGELOG_BYTES, entry_starts
 from governance.changelog.entry_schema import schema_violations
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation, line_col
 from governance.core.yamlsafe import YamlLoadError, load
 
-ENTRY_START = re.compile(rb"^- config-keys:[^\r\n]*\n", re.MULTILINE)
 _ENTRY_PREFIX = "- config-keys:"
 
 
@@ -65,10 +63,6 @@ class ParseResult:
     @property
     def ok(self) -> bool:
         return not self.violations
-
-
-def entry_starts(data: bytes) -> list[int]:
-    return [match.start() for match in ENTRY_START.finditer(data)]
 
 
 def content_end(data: bytes, start: int, end: int) -> int:

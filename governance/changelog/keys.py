@@ -12,12 +12,15 @@ import difflib
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from governance.changelog.document import Changelog, Entry
 from governance.changelog.positions import locate
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.core.suggest import did_you_mean
+
+if TYPE_CHECKING:  # the parser is not needed to match keys (the plan imports this module)
+    from governance.changelog.document import Changelog, Entry
 
 
 @lru_cache(maxsize=1024)

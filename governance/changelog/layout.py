@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from governance.changelog.document import ENTRY_START, Changelog, Entry
+from governance.changelog.bounds import ENTRY_START
+from governance.changelog.document import Changelog, Entry
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation, line_col
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from governance.changelog.bounds import ENTRY_START
 from governance.changelog.document import (
-    ENTRY_START,
     Changelog,
     Entry,
     ParseResult,

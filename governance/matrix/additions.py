@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from governance.changelog import bounds
-from governance.changelog.document import entry_starts
+from governance.changelog.bounds import entry_starts
 from governance.changelog.keys import resolve_keys, unresolved_violation
 from governance.core import yamlsafe
 from governance.core.codes import violation
