@@ -17,7 +17,7 @@ import sys
 
 import typer
 
-from governance.git.repo import strip_leaked_git_env
+from governance.git.hookenv import strip_leaked_git_env
 
 
 def _value_options() -> set[str]:

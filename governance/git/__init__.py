@@ -2,6 +2,7 @@
 
 * `repo`      - `GitRepo`: open a repository; refs, blobs, history, local config.
 * `catfile`   - object reads through one long-lived `git cat-file` process.
+* `hookenv`   - the GIT_* variables a hook leaks, removed before git runs.
 * `objects`   - write blobs, trees, commits; merges in memory (`GitRepo.objects`).
 * `worktrees` - HEAD, the index, the working tree, linked worktrees (`GitRepo.worktree`).
 * `remotes`   - remote URLs, fetch, push with a lease (`GitRepo.remotes`).

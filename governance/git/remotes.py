@@ -21,12 +21,18 @@ class Remotes:
     def __init__(self, root: Path, handle: Callable[[], git.Repo]) -> None:
         self._root = root
         self._handle = handle
+        self._urls: dict[str, str | None] = {}
 
     @cached_property
     def _repo(self) -> git.Repo:
         return self._handle()
 
     def url(self, name: str = "origin") -> str | None:
+        if name not in self._urls:  # one config read per remote and command
+            self._urls[name] = self._read_url(name)
+        return self._urls[name]
+
+    def _read_url(self, name: str) -> str | None:
         done = subprocess.run(
             ["git", "config", "--get", f"remote.{name}.url"],
             cwd=self._root,

@@ -1,10 +1,7 @@
 """`GitRepo`: a repository opened once per command, with its refs, blobs and
 history; its object database, working tree and remotes hang off it as
-`objects`, `worktree` and `remotes` (modules of their own).
-
-Git sets `GIT_DIR`, `GIT_INDEX_FILE` and friends when it runs a hook; a tool
-called from a hook that inherits them talks to the wrong repository or index,
-so every git process started here runs with those variables removed.
+`objects`, `worktree` and `remotes` (modules of their own). Every git process
+it starts runs without the variables a hook leaks (`hookenv`).
 """
 
 from __future__ import annotations
@@ -21,32 +18,12 @@ from typing import Any
 from governance.core.diagnostics import UsageError
 from governance.git.catfile import CatFile
 from governance.git.files import entry_mode, read_inside, require_regular
+from governance.git.hookenv import strip_leaked_git_env
 from governance.git.objects import Objects
 from governance.git.remotes import Remotes
 from governance.git.worktrees import Worktree
 
 _BLOB_CACHE_SIZE = 64
-
-# Variables git exports to hooks that would redirect our own git calls.
-_LEAKED_GIT_VARS = (
-    "GIT_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_WORK_TREE",
-    "GIT_PREFIX",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_QUARANTINE_PATH",
-)
-
-
-def strip_leaked_git_env(env: dict[str, str] | None = None) -> dict[str, str]:
-    """Return (and, for os.environ, apply) the environment without hook leaks."""
-    target = os.environ if env is None else env
-    for name in _LEAKED_GIT_VARS:
-        target.pop(name, None)
-    return dict(target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +44,10 @@ _REV_PARSE_FACTS = (
     "--absolute-git-dir",
     "--show-toplevel",
 )
+
+
+def _is_sha(name: str) -> bool:
+    return len(name) == 40 and all(c in "0123456789abcdef" for c in name)
 
 
 class GitRepo:
@@ -108,6 +89,7 @@ class GitRepo:
         # Bounded: a history replay reads thousands of blobs; memory must not
         # grow with history length.
         self._blob_cache: OrderedDict[tuple[str, str], bytes | None] = OrderedDict()
+        self._ancestry: dict[tuple[str, str], bool] = {}
 
     @cached_property
     def _repo(self) -> Any:  # git.Repo
@@ -348,7 +330,13 @@ class GitRepo:
         return True
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        return self._git("merge-base", "--is-ancestor", ancestor, descendant).returncode == 0
+        key = (ancestor, descendant)
+        if key not in self._ancestry:  # commits never change: one answer per pair
+            done = self._git("merge-base", "--is-ancestor", ancestor, descendant)
+            if not (_is_sha(ancestor) and _is_sha(descendant)):
+                return done.returncode == 0  # a ref name can move
+            self._ancestry[key] = done.returncode == 0
+        return self._ancestry[key]
 
     # -- diffs (matrix engine) ---------------------------------------------
 
