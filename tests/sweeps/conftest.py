@@ -18,6 +18,16 @@ def fingerprint_of(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _with_changes(row: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`row` with `changes`, fingerprinted from its recipe (everything but
+    `conc` and `exp-name`) unless the changes name a fingerprint."""
+    row.update(changes)
+    if "recipe-fingerprint" not in changes:
+        recipe = {k: v for k, v in row.items() if k not in ("conc", "exp-name")}
+        row["recipe-fingerprint"] = fingerprint_of(json.dumps(recipe, sort_keys=True))
+    return row
+
+
 def make_row(**changes: Any) -> dict[str, Any]:
     """A single-node fixed-seq row shaped like the plan's (fingerprint from `recipe`)."""
     row: dict[str, Any] = {
@@ -42,11 +52,7 @@ def make_row(**changes: Any) -> dict[str, Any]:
         "disagg": False,
         "run-eval": False,
     }
-    row.update(changes)
-    if "recipe-fingerprint" not in changes:
-        recipe = {k: v for k, v in row.items() if k not in ("conc", "exp-name")}
-        row["recipe-fingerprint"] = fingerprint_of(json.dumps(recipe, sort_keys=True))
-    return row
+    return _with_changes(row, changes)
 
 
 def plan_of(
@@ -114,8 +120,4 @@ def make_multinode_row(
         "disagg": True,
         "run-eval": False,
     }
-    row.update(changes)
-    if "recipe-fingerprint" not in changes:
-        recipe = {k: v for k, v in row.items() if k not in ("conc", "exp-name")}
-        row["recipe-fingerprint"] = fingerprint_of(json.dumps(recipe, sort_keys=True))
-    return row
+    return _with_changes(row, changes)
