@@ -18,14 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from governance.check.findings_cache import digest
-from governance.check.service import CheckOptions, HeadSource, resolve_base
+from governance.check.service import CheckOptions, CheckResult, HeadSource, resolve_base, run_check
 from governance.core.blockcache import BlockCache
 from governance.core.diagnostics import UsageError
 from governance.core.settings import SETTINGS_FILES, Settings
 from governance.core.state import StateLayout
 from governance.git.repo import GitRepo
-
-FORMATS = ("text", "json", "github")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +88,9 @@ def _inputs(settings: Settings) -> list[str]:
     return [settings.changelog, *settings.master_configs, settings.runners]
 
 
-def render(result: object, fmt: str) -> Answer:
+def render(result: CheckResult, fmt: str) -> Answer:
     from governance.check import render as out
-    from governance.check.service import CheckResult
 
-    assert isinstance(result, CheckResult)
     if fmt == "json":
         return Answer(out.render_json(result), "", result.verdict.ok)
     if fmt == "github":
@@ -105,8 +101,6 @@ def render(result: object, fmt: str) -> Answer:
 
 def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: str) -> Answer:
     """The rendered answer of `gov check`, from the cache when its inputs are unchanged."""
-    from governance.check.service import run_check
-
     head_commit = None
     if options.head_source is HeadSource.REF:
         head_commit = repo.resolve(options.head_ref or "HEAD")
@@ -142,11 +136,17 @@ def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: 
 
 
 def plan_answer(
-    repo: GitRepo, settings: Settings, base: str, head: str, echo: tuple[str, str], flags: str,
+    repo: GitRepo,
+    settings: Settings,
+    base: str,
+    head: str,
+    echo: tuple[str, str],
+    flags: frozenset[str],
     fmt: str,
-) -> Answer:  # fmt: skip
+) -> Answer:
     """The rendered `gov plan` between two commits (`echo`: the base and head
-    names the document repeats; `flags`: the row options), cached likewise."""
+    names the document repeats; `flags`: the row options that are on, by
+    their option names), cached likewise."""
 
     def compute() -> Answer:
         from governance.matrix import render as out
@@ -167,7 +167,7 @@ def plan_answer(
         renderers = {"json": out.plan_json, "text": out.plan_text, "markdown": out.plan_markdown}
         return Answer(renderers[fmt](result), "", True)
 
-    parts = ["plan", fmt, flags, repr(settings), base, head, *echo]
+    parts = ["plan", fmt, " ".join(sorted(flags)), repr(settings), base, head, *echo]
     parts += _content_ids(repo, _inputs(settings), HeadSource.REF, head)
     parts += _content_ids(repo, _inputs(settings), HeadSource.REF, base)
     return remembered(repo, parts, compute)

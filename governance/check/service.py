@@ -297,7 +297,7 @@ def plan_check(
 ) -> tuple[list[str], list[Violation]]:
     """Would `gov plan` accept what this change appends? The same resolver
     and validation, so a change that passes check cannot fail its plan.
-    Answers are cached by their inputs' bytes (see `resultcache`)."""
+    Answers are cached by their inputs' bytes (`findings_cache`)."""
     from governance.check.findings_cache import FindingsCache, digest
 
     head_files = config_sources(repo, settings, options.head_source, head_commit)

@@ -137,7 +137,7 @@ def plan(
     err(f"gov plan: base {label}")
     # echoed in changelog_metadata: the name given when it is the base itself
     echo = (base_ref if base_ref and repo.resolve(base_ref) == base else base, head_ref)
-    flags = " ".join(
+    flags = frozenset(
         name
         for name, on in (
             ("trim-conc", trim_conc),
