@@ -161,3 +161,19 @@ def test_readme_snippets_are_the_ones_the_tests_run() -> None:
     yaml_blocks = readme_blocks("yaml")
     assert sum("gov-check" in b or "uses: <org>/gov@" in b or "run: gov check" in b
                for b in yaml_blocks) == 3  # fmt: skip
+
+
+# -- every code has its row in docs/rules.md --------------------------------------------
+
+RULE_ROW = re.compile(r"^\| (GOV\d{3}) \| `([a-z0-9-]+)` \| [^|]+ \| (yes)? ?\|$", re.MULTILINE)
+
+
+def test_every_code_is_documented_with_its_name_and_strictness() -> None:
+    from governance.core.codes import RULES
+
+    rows = {
+        code: (name, bool(yes))
+        for code, name, yes in RULE_ROW.findall((DOCS / "rules.md").read_text(encoding="utf-8"))
+    }
+    expected = {code: (rule.name, rule.stricter) for code, rule in RULES.items()}
+    assert rows == expected

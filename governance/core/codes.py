@@ -80,6 +80,11 @@ _RULES = (
         "appended entries write booleans as true/false and integers unquoted",
         stricter=True,
     ),
+    Rule(
+        "GOV209",
+        "hidden-control",
+        "appended entries carry no raw bidirectional controls or zero-width characters (a warning)",
+    ),
     # -- history (docs/rules.md) --------------------------------------------
     Rule("GOV301", "entries-deleted", "existing entries are never deleted"),
     Rule("GOV302", "entry-modified", "existing entries are immutable except pr-link corrections"),
@@ -135,6 +140,12 @@ _RULES = (
     # reading, 54x append-only, 55x plan warnings.
     Rule("GOV501", "unknown-config-key", "every config key names a master config"),
     Rule("GOV502", "wildcard-matches-nothing", "every wildcard matches at least one config"),
+    Rule(
+        "GOV503",
+        "config-key-not-ascii",
+        "the config keys of appended entries are plain ASCII",
+        stricter=True,
+    ),
     Rule("GOV510", "master-config-unreadable", "the master config files exist and parse"),
     Rule(
         "GOV511",
@@ -160,6 +171,12 @@ _RULES = (
         "master-config-key-in-two-files",
         "a config key is defined in one master file only",
     ),
+    Rule(
+        "GOV519",
+        "master-config-name-not-ascii",
+        "master config keys and the names that pick a row's script are plain ASCII",
+        stricter=True,
+    ),
     Rule("GOV520", "runner-file-invalid", "the runner file matches its schema"),
     Rule(
         "GOV521",
@@ -169,6 +186,12 @@ _RULES = (
         ignorable=True,
     ),
     Rule("GOV522", "runner-hardware-budget", "agentic configs fit the runner's hardware budget"),
+    Rule(
+        "GOV523",
+        "runner-label-not-ascii",
+        "runner labels (the runner file's and every config's runner) are plain ASCII",
+        stricter=True,
+    ),
     Rule("GOV530", "changelog-deletion", "the plan's changelog diff deletes no lines"),
     Rule("GOV531", "changelog-no-additions", "the plan's changelog diff adds entries"),
     Rule("GOV532", "changelog-entry-invalid", "appended entries read by the plan are valid"),
