@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from governance.changelog.positions import locate
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
+from governance.core.plain import fold, lookalike, name_column, not_plain
 from governance.core.suggest import did_you_mean
 
 if TYPE_CHECKING:  # the parser is not needed to match keys (the plan imports this module)
@@ -90,6 +91,39 @@ def unresolved_violation(
     )
 
 
+def plain_patterns(patterns: Sequence[str]) -> tuple[list[str], list[int]]:
+    """`patterns` with the ones that are not ASCII blanked (they select
+    nothing: GOV503), and the indexes of those."""
+    foreign = [index for index, pattern in enumerate(patterns) if not pattern.isascii()]
+    if not foreign:
+        return list(patterns), []
+    return ["" if i in foreign else p for i, p in enumerate(patterns)], foreign
+
+
+def not_plain_violation(
+    pattern: str, known: Sequence[str], path: str, line: int, column: int, line_text: str
+) -> Violation:
+    """GOV503: a config key (or pattern) of an entry that is not ASCII,
+    located at its first non-ASCII character, naming the key it imitates."""
+    plain = [key for key in known if key.isascii()]
+    folded = fold(pattern)
+    if "*" in folded:
+        resembles = resolve_pattern(folded, plain) if folded.isascii() else []
+    else:
+        resembles = [found] if (found := lookalike(pattern, plain)) else []
+    hint = "" if resembles else did_you_mean(folded, plain)
+    return not_plain(
+        "GOV503",
+        "config key",
+        pattern,
+        path,
+        line,
+        name_column(line_text, pattern, column) if line else 0,
+        resembles,
+        hint=hint,
+    )
+
+
 def resolve_entry_keys(
     changelog: Changelog, entries: Sequence[Entry], known: Sequence[str], masters: str
 ) -> tuple[list[str], list[Violation]]:
@@ -100,17 +134,39 @@ def resolve_entry_keys(
     for entry in entries:
         patterns = entry.raw.get("config-keys", entry.raw.get("config_keys")) or []
         # non-strings are schema violations, reported elsewhere; keep indexes
-        strings = [p if isinstance(p, str) else "" for p in patterns]
+        strings, foreign = plain_patterns([p if isinstance(p, str) else "" for p in patterns])
         keys, unmatched = resolve_keys(strings, known)
         resolved.update(dict.fromkeys(keys))
-        for index in unmatched:
+        for index in sorted({*unmatched, *foreign}):
             if not isinstance(patterns[index], str):
                 continue
             line, column = locate(changelog, entry, ("config-keys", index))
-            problems.append(
-                unresolved_violation(patterns[index], known, masters, changelog.path, line, column)
-            )
+            if index in foreign:
+                found = not_plain_violation(
+                    patterns[index],
+                    known,
+                    changelog.path,
+                    line,
+                    column,
+                    _line_text(changelog.data, line),
+                )
+            else:
+                found = unresolved_violation(
+                    patterns[index], known, masters, changelog.path, line, column
+                )
+            problems.append(found)
     return list(resolved), problems
+
+
+def _line_text(data: bytes, line: int) -> str:
+    """The text of 1-based line `line` of `data` ("" when out of range)."""
+    start = 0
+    for _ in range(line - 1):
+        start = data.find(b"\n", start) + 1
+        if start == 0:
+            return ""
+    end = data.find(b"\n", start)
+    return data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
 
 
 def _siblings(key: str, known: Sequence[str]) -> list[str]:

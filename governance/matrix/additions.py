@@ -15,7 +15,12 @@ from pydantic import ValidationError
 
 from governance.changelog import bounds
 from governance.changelog.bounds import entry_starts
-from governance.changelog.keys import resolve_keys, unresolved_violation
+from governance.changelog.keys import (
+    not_plain_violation,
+    plain_patterns,
+    resolve_keys,
+    unresolved_violation,
+)
 from governance.core import yamlsafe
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
@@ -167,9 +172,16 @@ def node_position(node: Any, key: Any = None, index: int | None = None) -> tuple
 class Where:
     """Maps round-trip positions to (path, line, column) in the changelog."""
 
-    def __init__(self, path: str, line_map: Sequence[int] | None) -> None:
+    def __init__(
+        self, path: str, line_map: Sequence[int] | None, texts: Sequence[str] = ()
+    ) -> None:
         self.path = path
         self.line_map = line_map
+        self.texts = texts  # the parsed text's lines, when known
+
+    def text(self, line: int) -> str:
+        """The parsed text's 0-based line `line` ("" when unknown)."""
+        return self.texts[line] if 0 <= line < len(self.texts) else ""
 
     def __call__(self, position: tuple[int, int]) -> tuple[str, int, int]:
         line, column = position
@@ -216,11 +228,17 @@ def resolve_entry_keys(
     """An entry's patterns -> exact keys, with violations located at the
     patterns that match nothing (the shared resolver of `changelog.keys`)."""
     known = catalog.keys
-    keys, unmatched = resolve_keys(patterns, known)
+    strings, foreign = plain_patterns(patterns)
+    keys, unmatched = resolve_keys(strings, known)
     patterns_node = raw.get("config-keys") if isinstance(raw, Mapping) else None
     problems = []
-    for index in unmatched:
-        path, line, column = where(node_position(patterns_node, index=index))
+    for index in sorted({*unmatched, *foreign}):
+        position = node_position(patterns_node, index=index)
+        path, line, column = where(position)
+        if index in foreign:
+            text = where.text(position[0])
+            problems.append(not_plain_violation(patterns[index], known, path, line, column, text))
+            continue
         problems.append(
             unresolved_violation(patterns[index], known, catalog.files_label, path, line, column)
         )

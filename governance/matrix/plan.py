@@ -85,7 +85,7 @@ def plan_violations(
         raw_entries = parse_additions(additions)
     except MatrixError as exc:
         return [], list(exc.violations)
-    where = Where(additions.path, additions.lines)
+    where = Where(additions.path, additions.lines, additions.contents)
     keys: list[str] = []
     problems: list[Violation] = []
     for raw in raw_entries:
@@ -132,7 +132,7 @@ def plan_additions(
 ) -> PlanResult:
     """The processor from the appended lines on (parse, validate, resolve, generate)."""
     raw_entries = parse_additions(additions)
-    where = Where(options.changelog_path, additions.lines)
+    where = Where(options.changelog_path, additions.lines, additions.contents)
     entries = validate_entries(raw_entries, where)
     append_only = _sweep_rules(entries, options, additions)
     if options.validate_all:
