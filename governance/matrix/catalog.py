@@ -24,6 +24,7 @@ from governance.core import yamlsafe
 from governance.core.blockcache import BlockCache
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
+from governance.core.plain import lookalike, name_column, not_plain
 from governance.core.suggest import did_you_mean
 from governance.matrix.errors import MatrixError
 from governance.matrix.locate import (
@@ -112,6 +113,37 @@ class Catalog:
                         hint=f"already defined in {self._owner[first].path}",
                     )
                 )
+        self._file_problems.extend(self._foreign_keys())
+
+    def _foreign_keys(self) -> list[Violation]:
+        """GOV519 for each top-level key that is not ASCII, naming the key it imitates."""
+        found: list[Violation] = []
+        plain = [key for key in self._owner if key.isascii()]
+        for master in self._files:
+            for key in master.keys:
+                if key.isascii():
+                    continue
+                line, column = master.key_lines.get(key, (0, 0))
+                start = name_column(_line(master.text, line), key, column) if line else 0
+                imitated = lookalike(key, plain)
+                found.append(
+                    not_plain(
+                        "GOV519",
+                        "master config key",
+                        key,
+                        master.path,
+                        line,
+                        start,
+                        [imitated] if imitated else (),
+                        hint=(
+                            f"rename it in plain ASCII; to change `{imitated}`, edit that "
+                            "key's own block"
+                            if imitated
+                            else ""
+                        ),
+                    )
+                )
+        return found
 
     # -- keys ----------------------------------------------------------------------
 
@@ -234,8 +266,33 @@ class Catalog:
                 owner=f"Master config entry '{key}' failed validation",
                 locate=self._locator(key),
                 known_fields=schema_fields(schema),
+            ) + self._foreign_names(key, raw)
+        return self._foreign_names(key, raw)
+
+    def _foreign_names(self, key: str, raw: Any) -> list[Violation]:
+        """GOV523 for a runner label, GOV519 for another name that picks the
+        row's script (model-prefix, precision, framework), that is not ASCII."""
+        if not isinstance(raw, dict):
+            return []
+        found: list[Violation] = []
+        for name in _SELECTING_FIELDS:
+            value = raw.get(name)
+            if not isinstance(value, str) or value.isascii():
+                continue
+            path, line, column = self.field_location(key, name)
+            text = _line(self._owner[key].text, line) if line else ""
+            start = name_column(text, value, column + len(name)) if line else 0
+            if name == "runner":
+                data, _ = self.runner_result()
+                labels = list(data.labels) if data is not None else []
+                imitated = lookalike(value, labels)
+                code, noun = "GOV523", f"config '{key}': runner label"
+            else:
+                imitated, code, noun = None, "GOV519", f"config '{key}': {name}"
+            found.append(
+                not_plain(code, noun, value, path, line, start, [imitated] if imitated else ())
             )
-        return []
+        return found
 
     def _locator(self, key: str) -> Locator:
         """Locate fields inside one config; only its own block is re-parsed."""
@@ -306,7 +363,12 @@ class Catalog:
             if not isinstance(raw, dict):
                 continue
             runner = raw.get("runner")
-            if data is not None and isinstance(runner, str) and runner not in data.labels:
+            if (
+                data is not None
+                and isinstance(runner, str)
+                and runner.isascii()  # else GOV523, with the entry's validation
+                and runner not in data.labels
+            ):
                 path, line, column = self.field_location(key, "runner")
                 found.append(
                     violation(
@@ -342,6 +404,16 @@ class Catalog:
         """(path, line, column) of a field inside a config, e.g. ("runner",)."""
         line, column = self._locator(key)(loc)
         return self._owner[key].path, line, column
+
+
+# The fields whose values choose a row's launch script (docs/sweeps.md).
+_SELECTING_FIELDS = ("runner", "model-prefix", "precision", "framework")
+
+
+def _line(text: str, line: int) -> str:
+    """The text of 1-based line `line` ("" when out of range)."""
+    lines = text.split("\n", line)
+    return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 def _unresolved(code: str, text: str, pattern: str, keys: Sequence[str]) -> MatrixError:
