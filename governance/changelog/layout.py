@@ -14,6 +14,7 @@ from governance.changelog.bounds import ENTRY_START
 from governance.changelog.document import Changelog, Entry
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation, line_col
+from governance.core.plain import BIDI_CONTROLS, describe, hidden_controls
 
 # -- byte regimes -----------------------------------------------------------------
 
@@ -209,3 +210,46 @@ def appended_whitespace(new: Changelog, additions: Sequence[Entry]) -> list[Viol
 def _ws(code: str, data: bytes, path: str, offset: int, message: str, hint: str) -> Violation:
     line, column = line_col(data, offset)
     return violation(code, message, path, line, column, hint)
+
+
+# -- hidden characters (a warning) -------------------------------------------------
+
+
+def hidden_characters(new: Changelog, additions: Sequence[Entry]) -> list[Violation]:
+    """GOV209 warnings: raw bidirectional controls and zero-width characters
+    in appended entries, one per line, at the first of them. Descriptions
+    keep their Unicode; these characters only make a line render other than
+    it reads (the config keys' own rule, GOV503, refuses any non-ASCII key)."""
+    data, path = new.data, new.path
+    found: list[Violation] = []
+    for entry in additions:
+        block = data[entry.start : entry.content_end]
+        if block.isascii():
+            continue
+        offset = entry.start
+        for raw in block.split(b"\n"):
+            text = raw.decode("utf-8", "replace")
+            hidden = hidden_controls(text, start=offset)
+            if hidden:
+                first = offset + len(text[: hidden[0][0]].encode("utf-8"))
+                names = ", ".join(dict.fromkeys(describe(char) for _, char in hidden))
+                kind = (
+                    "bidirectional control"
+                    if any(char in BIDI_CONTROLS for _, char in hidden)
+                    else "zero-width character"
+                )
+                line, column = line_col(data, first)
+                found.append(
+                    violation(
+                        "GOV209",
+                        f"entry {entry.index}: a raw {kind} ({names}) makes this line "
+                        "render other than it reads",
+                        path,
+                        line,
+                        column,
+                        "delete it; if it is meant, write it escaped (`\\u202e`) "
+                        "in a double-quoted string",
+                    )
+                )
+            offset += len(raw) + 1
+    return found

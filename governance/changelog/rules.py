@@ -20,7 +20,7 @@ from governance.changelog.document import (
     parse,
 )
 from governance.changelog.keys import resolve_entry_keys
-from governance.changelog.layout import appended_whitespace, byte_rules
+from governance.changelog.layout import appended_whitespace, byte_rules, hidden_characters
 from governance.changelog.model import FIELD_ALIASES
 from governance.changelog.modes import CheckMode, Mode
 from governance.changelog.positions import locate, value_position
@@ -38,6 +38,8 @@ class Verdict:
     corrections: list[int] = field(default_factory=list)  # 1-based entry indices
     config_keys: list[str] = field(default_factory=list)
     head: Changelog | None = None
+    # Findings that do not fail the check (GOV209 hidden characters).
+    warnings: list[Violation] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -111,6 +113,7 @@ def check(
     )
     if verdict.additions:
         verdict.violations += appended_whitespace(new, verdict.additions)
+        verdict.warnings += hidden_characters(new, verdict.additions)
     if known_keys is not None and verdict.additions:
         keys, problems = resolve_entry_keys(
             new, verdict.additions, known_keys.keys, known_keys.files

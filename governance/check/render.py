@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from governance.core.diagnostics import Violation
+from governance.core.plain import HIDDEN
 
 if TYPE_CHECKING:
     from governance.check.audit import AuditRow
@@ -66,6 +67,8 @@ def excerpt(data: bytes | LineIndex, v: Violation) -> list[str]:
     if raw is None:
         return []
     text = raw.decode("utf-8", "replace").replace("\t", " ").replace("\r", "␍")
+    if not text.isascii():  # a bidi override in the excerpt would reorder the output
+        text = "".join("\ufffd" if char in HIDDEN else char for char in text)
     column = max(v.column - 1, 0)
     if len(text) > MAX_EXCERPT_CHARS:  # a 1 MB line is shown as a window around the caret
         left = max(0, min(column - MAX_EXCERPT_CHARS // 2, len(text) - MAX_EXCERPT_CHARS))

@@ -63,7 +63,7 @@ class CheckResult:
     other_files: dict[str, bytes] = field(default_factory=dict)
     ignore: tuple[str, ...] = ()  # the codes turned off (settings `ignore`, --ignore)
     ignored: list[Violation] = field(default_factory=list)  # findings they hid
-    # Findings that do not fail the check (GOV713 unless preflight-warnings-fail).
+    # Findings that do not fail the check (GOV209; GOV713 unless preflight-warnings-fail).
     warnings: list[Violation] = field(default_factory=list)
     preflight: Preflight | None = None  # None: not run
 
@@ -210,13 +210,13 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         preflight = sweep_preflight(
             repo, settings, options, head_bytes, head_commit, base_commit, verdict
         )
-    warnings: list[Violation] = []
+    warnings: list[Violation] = list(verdict.warnings)
     if preflight is not None:
         verdict.violations += preflight.violations
         if settings.preflight_warnings_fail:
             verdict.violations += preflight.warnings
         else:
-            warnings = list(preflight.warnings)
+            warnings += preflight.warnings
     others = {v.path for v in (*verdict.violations, *warnings)} - {path}
     files: dict[str, bytes] = dict(preflight.files) if preflight else {}
     if others:
