@@ -338,26 +338,6 @@ class GitRepo:
             self._ancestry[key] = done.returncode == 0
         return self._ancestry[key]
 
-    # -- diffs (matrix engine) ---------------------------------------------
-
-    def diff_text(self, base: str, head: str, path: str) -> str:
-        """`git diff base head -- path` (two-dot, unified, git's defaults)
-        as text: the plan reads its `+` lines (docs/matrix.md, 'From the changelog to the plan').
-        Colour and external diff drivers are switched off so user config
-        cannot change the text."""
-        done = subprocess.run(
-            ["git", "diff", "--no-color", "--no-ext-diff", base, head, "--", path],
-            cwd=self._root,
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise UsageError(
-                f"git diff {base} {head} -- {path} failed: {done.stderr.decode(errors='replace').strip()}",
-                "check that both revisions exist",
-            )
-        return done.stdout.decode("utf-8", "surrogateescape")
-
     # -- repository-local configuration (merge driver) ------------------------
 
     def config_get(self, key: str) -> str | None:
