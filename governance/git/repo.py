@@ -21,7 +21,7 @@ from governance.git.files import entry_mode, read_inside, require_regular
 from governance.git.hookenv import strip_leaked_git_env
 from governance.git.objects import Objects
 from governance.git.remotes import Remotes
-from governance.git.worktrees import Worktree
+from governance.git.worktrees import NO_DIFF_DRIVERS, Worktree
 
 _BLOB_CACHE_SIZE = 64
 
@@ -257,7 +257,7 @@ class GitRepo:
 
     def staged_paths(self) -> list[str]:
         """Paths whose staged bytes differ from HEAD's (what a commit would change)."""
-        out = self._git("diff", "--cached", "--name-only", "-z").stdout
+        out = self._git("diff", *NO_DIFF_DRIVERS, "--cached", "--name-only", "-z").stdout
         return [name for name in out.split("\0") if name]
 
     def read_worktree(self, path: str) -> bytes | None:
