@@ -11,15 +11,17 @@ plan').
 
 Pure: bytes in, lines out. When head starts with base's bytes (the common
 case) the added lines are head's tail; otherwise the two files are compared
-line by line (`difflib`), like the reference's diff: the lines head inserts
-are the additions, and the first non-blank base line head drops or rewrites
+line by line (`linediff`: difflib, with changed lines placed where git's
+diff places them), like the reference's diff: the lines head inserts are the
+additions, and the first non-blank base line head drops or rewrites
 is reported, so the plan can refuse it (GOV530).
 """
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
+
+from governance.changelog.linediff import changed_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,31 +72,32 @@ def _texts(lines: list[bytes]) -> tuple[str, ...]:
 
 
 def _compare(old: list[bytes], new: list[bytes]) -> Appended:
-    # The common prefix and suffix are not handed to difflib: on a real
-    # changelog (thousands of lines) only the changed middle is compared.
-    prefix = 0
-    limit = min(len(old), len(new))
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    a, b = old[prefix : len(old) - suffix], new[prefix : len(new) - suffix]
-    lines: list[str] = []
-    numbers: list[int] = []
-    removed: Removed | None = None
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("delete", "replace") and removed is None:
-            for i in range(i1, i2):
-                text = _text(a[i])
-                if text.strip():
-                    # A rewritten line is at its counterpart in head; a
-                    # deleted one where head continues.
-                    j = j1 + min(i - i1, j2 - j1 - 1) if tag == "replace" else j1
-                    removed = Removed(text, prefix + i + 1, min(prefix + j + 1, max(len(new), 1)))
-                    break
-        if tag in ("insert", "replace"):
-            lines.extend(_text(line) for line in b[j1:j2])
-            numbers.extend(range(prefix + j1 + 1, prefix + j2 + 1))
-    return Appended(tuple(lines), tuple(numbers), removed)
+    old_changed, new_changed = changed_lines(old, new)
+    lines = tuple(_text(line) for line, changed in zip(new, new_changed, strict=True) if changed)
+    numbers = tuple(j + 1 for j, changed in enumerate(new_changed) if changed)
+    return Appended(lines, numbers, _first_removed(old, old_changed, new_changed))
+
+
+def _first_removed(
+    old: list[bytes], old_changed: list[bool], new_changed: list[bool]
+) -> Removed | None:
+    """The first deleted non-blank base line, and the head line in its place
+    (its counterpart when the group was rewritten, else where head goes on)."""
+    j = 0  # head position after the unchanged lines seen so far
+    group = 0  # index of the line inside the current deleted group
+    for i, line in enumerate(old):
+        if not old_changed[i]:
+            while j < len(new_changed) and new_changed[j]:
+                j += 1
+            j += 1
+            group = 0
+            continue
+        text = _text(line)
+        if text.strip():
+            inserted = 0
+            while j + inserted < len(new_changed) and new_changed[j + inserted]:
+                inserted += 1
+            head_line = j + min(group, max(inserted - 1, 0)) + 1
+            return Removed(text, i + 1, min(head_line, max(len(new_changed), 1)))
+        group += 1
+    return None
