@@ -20,9 +20,14 @@ from governance.changelog.document import parse
 from governance.changelog.edit import canonicalize
 from governance.changelog.rules import CheckMode, check
 from governance.check.render import render_text
-from governance.check.service import CheckResult, appended_lines
+from governance.check.service import CheckResult
 from governance.core.links import LinkKind, LinkPolicy
-from governance.matrix.additions import Additions, Where, parse_additions, validate_entries
+from governance.matrix.additions import (
+    Where,
+    changelog_additions,
+    parse_additions,
+    validate_entries,
+)
 
 POLICY = LinkPolicy()
 PR = 5
@@ -184,10 +189,10 @@ def check_plan_merge(tail: bytes) -> None:
     render_text(CheckResult(verdict, "base", "head", BASE, head))
     if verdict.ok:
         accepted = [plain(e.raw) for e in verdict.additions]
-        # plan reads the same appended lines and sees the same entries
-        lines, numbers = appended_lines(head, verdict.additions[0].line)
-        raw = parse_additions(Additions(PATH, lines, numbers))
-        entries = validate_entries(raw, Where(PATH, numbers))
+        # plan reads the same blobs and sees the same entries
+        additions = changelog_additions(BASE, head, PATH)
+        raw = parse_additions(additions)
+        entries = validate_entries(raw, Where(PATH, additions.lines))
         assert [plain(dict(r)) for r in raw] == accepted
         assert [e.pr_link for e in entries] == [a["pr-link"] for a in accepted]
         # the merge edits keep every field but the link, and write the PR's link

@@ -164,15 +164,6 @@ def known_keys(catalog: Catalog, settings: Settings) -> tuple[KnownKeys | None, 
     ]
 
 
-def appended_lines(head: bytes, first_line: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """The appended entries as the `+` lines a diff would show, with their
-    line numbers (head extends base by appending, so the diff is exactly the
-    tail from `first_line`)."""
-    text = head.decode("utf-8").removesuffix("\n")  # `\n` only, as check splits it
-    lines = tuple(text.split("\n")[first_line - 1 :])
-    return lines, tuple(range(first_line, first_line + len(lines)))
-
-
 def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> CheckResult:
     from governance.changelog.rules import check
 
@@ -200,7 +191,7 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
     verdict.violations, ignored = split_ignored(verdict.violations, settings.ignore)
     if options.configs and verdict.additions:
         verdict.config_keys, problems = plan_check(
-            repo, settings, options, head_bytes, head_commit, base_commit, verdict
+            repo, settings, options, (base_bytes, head_bytes), head_commit, base_commit, verdict
         )
         kept, hidden = split_ignored(problems, settings.ignore)
         verdict.violations += kept
@@ -208,7 +199,7 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
     preflight = None
     if options.configs and verdict.additions and verdict.ok:
         preflight = sweep_preflight(
-            repo, settings, options, head_bytes, head_commit, base_commit, verdict
+            repo, settings, options, (base_bytes, head_bytes), head_commit, base_commit, verdict
         )
     warnings: list[Violation] = list(verdict.warnings)
     if preflight is not None:
@@ -241,7 +232,7 @@ def sweep_preflight(
     repo: GitRepo,
     settings: Settings,
     options: CheckOptions,
-    head_bytes: bytes,
+    changelog: tuple[bytes | None, bytes],
     head_commit: str | None,
     base_commit: str,
     verdict: Verdict,
@@ -253,19 +244,18 @@ def sweep_preflight(
     exists = checks.scripts_exist(repo, settings, commit)
     if not checks.wanted(settings, exists, options.sweep_preflight):
         return None
-    from governance.matrix.additions import Additions
+    from governance.matrix.additions import changelog_additions
     from governance.matrix.errors import MatrixError
     from governance.matrix.plan import PlanOptions, plan_additions
 
     head_files = config_sources(repo, settings, options.head_source, head_commit)
     base_files = config_sources(repo, settings, HeadSource.REF, base_commit)
-    lines, numbers = appended_lines(head_bytes, verdict.additions[0].line)
     plan_options = PlanOptions(
         base_ref="base", head_ref="head", changelog_path=settings.changelog, validate_all=False
     )
     try:
         document = plan_additions(
-            Additions(settings.changelog, lines, numbers),
+            changelog_additions(*changelog, settings.changelog),
             catalog_of(repo, head_files),
             plan_options,
             catalog_of(repo, base_files),
@@ -290,39 +280,53 @@ def plan_check(
     repo: GitRepo,
     settings: Settings,
     options: CheckOptions,
-    head_bytes: bytes,
+    changelog: tuple[bytes | None, bytes],
     head_commit: str | None,
     base_commit: str,
     verdict: Verdict,
 ) -> tuple[list[str], list[Violation]]:
-    """Would `gov plan` accept what this change appends? The same resolver
-    and validation, so a change that passes check cannot fail its plan.
+    """Would `gov plan` accept what this change appends? The same appended
+    lines (`changelog.appended`, read from the same bytes), resolver and
+    validation, so a change that passes check cannot fail its plan.
     Answers are cached by their inputs' bytes (`findings_cache`)."""
+    from governance.changelog.appended import appended
     from governance.check.findings_cache import FindingsCache, digest
 
+    found = appended(*changelog)
+    if found.removed is not None and not verdict.ok:
+        # Head rewrote history: the rules' own finding (GOV3xx) says where;
+        # the plan refuses the same change (GOV530) and reads no entries.
+        return [], []
     head_files = config_sources(repo, settings, options.head_source, head_commit)
     base_files = config_sources(repo, settings, HeadSource.REF, base_commit)
-    lines, numbers = appended_lines(head_bytes, verdict.additions[0].line)
     key = digest(
         [
             settings.changelog,
             str(verdict.ok),
-            str(numbers[0] if numbers else 0),
-            "\n".join(lines),
+            " ".join(map(str, found.numbers)),
+            "\n".join(found.lines),
+            repr(found.removed),
             *(part for path, data in (*head_files, *base_files) for part in (path, data)),
         ]
     )
     cache = FindingsCache(StateLayout(repo.git_dir).check_cache)
     if (hit := cache.get(key)) is not None:
         return hit
-    from governance.matrix.additions import Additions  # only on a miss: it is slow to import
+    # Only on a miss: the plan's modules are slow to import.
+    from governance.matrix.additions import additions_of
+    from governance.matrix.errors import MatrixError
 
-    additions = Additions(settings.changelog, lines, numbers)
-    keys, found = _plan_findings(
-        repo, settings, head_files, base_files, additions, verdict, trust_base=not options.full
-    )
-    cache.put(key, keys, found)
-    return keys, found
+    keys: list[str] = []
+    try:
+        additions = additions_of(found, settings.changelog)
+    except MatrixError as exc:  # GOV530, when an ignored history rule let it through
+        problems = list(exc.violations)
+    else:
+        keys, problems = _plan_findings(
+            repo, settings, head_files, base_files, additions, verdict, trust_base=not options.full
+        )
+    cache.put(key, keys, problems)
+    return keys, problems
 
 
 def _plan_findings(

@@ -21,7 +21,7 @@ from governance.git.files import entry_mode, read_inside, require_regular
 from governance.git.hookenv import strip_leaked_git_env
 from governance.git.objects import Objects
 from governance.git.remotes import Remotes
-from governance.git.worktrees import Worktree
+from governance.git.worktrees import NO_DIFF_DRIVERS, Worktree
 
 _BLOB_CACHE_SIZE = 64
 
@@ -257,7 +257,7 @@ class GitRepo:
 
     def staged_paths(self) -> list[str]:
         """Paths whose staged bytes differ from HEAD's (what a commit would change)."""
-        out = self._git("diff", "--cached", "--name-only", "-z").stdout
+        out = self._git("diff", *NO_DIFF_DRIVERS, "--cached", "--name-only", "-z").stdout
         return [name for name in out.split("\0") if name]
 
     def read_worktree(self, path: str) -> bytes | None:
@@ -337,26 +337,6 @@ class GitRepo:
                 return done.returncode == 0  # a ref name can move
             self._ancestry[key] = done.returncode == 0
         return self._ancestry[key]
-
-    # -- diffs (matrix engine) ---------------------------------------------
-
-    def diff_text(self, base: str, head: str, path: str) -> str:
-        """`git diff base head -- path` (two-dot, unified, git's defaults)
-        as text: the plan reads its `+` lines (docs/matrix.md, 'From the changelog to the plan').
-        Colour and external diff drivers are switched off so user config
-        cannot change the text."""
-        done = subprocess.run(
-            ["git", "diff", "--no-color", "--no-ext-diff", base, head, "--", path],
-            cwd=self._root,
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise UsageError(
-                f"git diff {base} {head} -- {path} failed: {done.stderr.decode(errors='replace').strip()}",
-                "check that both revisions exist",
-            )
-        return done.stdout.decode("utf-8", "surrogateescape")
 
     # -- repository-local configuration (merge driver) ------------------------
 

@@ -10,6 +10,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import git
 
+# Every `git diff` gov runs: the repository's textconv and external diff
+# drivers (its attributes and config) never shape what gov reads. gov reads
+# file contents from blobs, never from diff text; the diffs it runs list names.
+NO_DIFF_DRIVERS = ("--no-ext-diff", "--no-textconv")
+
 
 class Worktree:
     """The main working tree of one repository (`GitRepo.worktree`)."""
@@ -67,7 +72,7 @@ class Worktree:
         return []
 
     def unmerged_paths(self) -> list[str]:
-        out = self._repo.git.diff("--name-only", "--diff-filter=U")
+        out = self._repo.git.diff(*NO_DIFF_DRIVERS, "--name-only", "--diff-filter=U")
         return sorted(set(out.split()))
 
     def stage(self, path: str) -> None:

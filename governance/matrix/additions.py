@@ -1,12 +1,11 @@
-"""The changelog entries a change appends, read from the `+` lines
-of `git diff base head -- perf-changelog.yaml`, parsed and validated, with
-positions mapped back to lines of the changelog file; and the config keys
-they name, resolved against a catalog (docs/matrix.md, 'From the changelog to
-the plan')."""
+"""The changelog entries a change appends, read from the base and head
+blobs of perf-changelog.yaml (`changelog.appended`, the reading `gov check`
+shares; never `git diff` text), parsed and validated, with positions mapped
+back to lines of the changelog file; and the config keys they name, resolved
+against a catalog (docs/matrix.md, 'From the changelog to the plan')."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from governance.changelog import bounds
+from governance.changelog.appended import Appended, appended
 from governance.changelog.bounds import entry_starts
 from governance.changelog.keys import (
     not_plain_violation,
@@ -31,12 +31,11 @@ if TYPE_CHECKING:
     from governance.matrix.catalog import Catalog
 
 CHANGELOG_FILE = "perf-changelog.yaml"
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,\d+)? @@")
 
 
 @dataclass(frozen=True, slots=True)
 class Additions:
-    """The `+` lines of the diff: their text and their line numbers in the
+    """The lines head appends: their text and their line numbers in the
     head changelog (so YAML positions can be reported in the real file)."""
 
     path: str
@@ -47,6 +46,14 @@ class Additions:
     def text(self) -> str:
         return "\n".join(self.contents)
 
+    @property
+    def first_line(self) -> int:
+        """Head-file line of the first non-blank added line (0: none)."""
+        found = next(
+            (n for n, text in zip(self.lines, self.contents, strict=True) if text.strip()), 0
+        )
+        return found or (self.lines[0] if self.lines else 0)
+
     def file_line(self, snippet_line: int) -> int:
         """Head-file line of a 1-based line of `text`."""
         if 1 <= snippet_line <= len(self.lines):
@@ -54,39 +61,32 @@ class Additions:
         return self.lines[-1] if self.lines else 0
 
 
-def changelog_additions(diff_text: str, path: str = CHANGELOG_FILE) -> Additions:
-    """Scan a unified diff the way the reference does (deletions, then `+` lines)."""
-    contents: list[str] = []
-    lines: list[int] = []
-    new_line = 0
-    # `\n` only, like git: `splitlines` would also break on U+2028 and friends
-    # and read a different entry than `gov check` does.
-    for raw in diff_text.split("\n"):
-        hunk = _HUNK.match(raw)
-        if hunk:
-            new_line = int(hunk["start"])
-            continue
-        if raw.startswith("-") and not raw.startswith("---"):
-            content = raw[1:]
-            if content.strip():
-                raise MatrixError(
-                    [
-                        violation(
-                            "GOV530",
-                            f"Deletions are not allowed in {path}. Only additions to the changelog "
-                            f"are permitted. Found deleted line: {content}",
-                            path,
-                            hint="the changelog is append-only: restore the line and add a new entry",
-                        )
-                    ]
+def changelog_additions(
+    base: bytes | None, head: bytes | None, path: str = CHANGELOG_FILE
+) -> Additions:
+    """The lines head appends to base, read from the two blobs."""
+    return additions_of(appended(base, head), path)
+
+
+def additions_of(found: Appended, path: str = CHANGELOG_FILE) -> Additions:
+    """The added lines as the plan reads them; like the reference, a deleted
+    or rewritten non-blank line refuses the plan (GOV530)."""
+    removed = found.removed
+    if removed is not None:
+        raise MatrixError(
+            [
+                violation(
+                    "GOV530",
+                    f"Deletions are not allowed in {path}. Only additions to the changelog "
+                    f"are permitted. Found deleted line: {removed.text}",
+                    path,
+                    removed.head_line,
+                    1,
+                    hint="the changelog is append-only: restore the line and add a new entry",
                 )
-        elif raw.startswith("+") and not raw.startswith("+++"):
-            contents.append(raw[1:])
-            lines.append(new_line)
-            new_line += 1
-        elif raw.startswith(" "):
-            new_line += 1
-    return Additions(path, tuple(contents), tuple(lines))
+            ]
+        )
+    return Additions(path, found.lines, found.numbers)
 
 
 def parse_additions(additions: Additions) -> list[Any]:
@@ -117,7 +117,7 @@ def parse_additions(additions: Additions) -> list[Any]:
                     "GOV532",
                     "the changelog additions must form a YAML list of entries",
                     path,
-                    additions.lines[0] if additions.lines else 0,
+                    additions.first_line,
                     1,
                 )
             ]

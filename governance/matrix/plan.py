@@ -1,11 +1,11 @@
 """The changelog processor: appended perf-changelog entries -> plan document.
 
 Pure (docs/matrix.md, 'From the changelog to the plan'): the caller supplies
-the `git diff base head -- perf-changelog.yaml` text and the head (and, for
+the base and head bytes of perf-changelog.yaml and the head (and, for
 append-only sweeps, base) catalogs; nothing here runs git.
 
 Pipeline, in the reference's order (docs/matrix.md, 'The plan document'):
-  diff text -> added lines -> YAML list -> `SweepEntry`s -> sweep rules
+  base and head bytes -> added lines -> YAML list -> `SweepEntry`s -> sweep rules
   -> head catalog valid -> keys resolved -> [append-only scope checks]
   -> per entry: throughput rows + eval rows (generator invocations grouped
      by scenario kinds, deduplicated by two ledgers)
@@ -112,16 +112,17 @@ def plan_violations(
 
 
 def build_plan(
-    diff_text: str,
+    changelog: tuple[bytes | None, bytes | None],
     head: Catalog,
     options: PlanOptions,
     base: Catalog | None = None,
 ) -> PlanResult:
-    """`process_changelog` (7): diff of the changelog + catalogs -> plan.
-    `base` is needed only when the sweep is append-only."""
-    return plan_additions(
-        changelog_additions(diff_text, options.changelog_path), head, options, base
-    )
+    """`process_changelog` (7): the changelog's (base, head) bytes + catalogs
+    -> plan. The appended lines come from the blobs, as `gov check` reads
+    them (`changelog.appended`), not from diff text. `base` is needed only
+    when the sweep is append-only."""
+    additions = changelog_additions(*changelog, options.changelog_path)
+    return plan_additions(additions, head, options, base)
 
 
 def plan_additions(
@@ -172,7 +173,7 @@ def plan_additions(
 
 def _sweep_rules(entries: list[SweepEntry], options: PlanOptions, additions: Additions) -> bool:
     flags = [entry.append_only for entry in entries]
-    line = additions.lines[0] if additions.lines else 0
+    line = additions.first_line
     if any(flags) and not all(flags):
         raise MatrixError(
             [

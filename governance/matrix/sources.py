@@ -101,7 +101,9 @@ def plan_between(
     reference); inputs are read at the resolved commits."""
     base = repo.resolve(base_ref)
     head = repo.resolve(head_ref)
-    diff = repo.diff_text(base, head, changelog_path)
+    # The changelog's blobs, not `git diff` text: the same bytes `gov check`
+    # reads, untouched by the repository's attributes, textconv or diff drivers.
+    changelog = (repo.read_blob(base, changelog_path), repo.read_blob(head, changelog_path))
     options = PlanOptions(
         base_ref=base_ref,
         head_ref=head_ref,
@@ -118,4 +120,4 @@ def plan_between(
     new = catalog_at(
         repo, head, cache, masters=masters, runners=runners, trusted=old if trust_base else None
     )
-    return build_plan(diff, new, options, old)
+    return build_plan(changelog, new, options, old)

@@ -14,11 +14,11 @@ from governance.changelog.document import parse
 from governance.changelog.edit import canonicalize
 from governance.changelog.rules import CheckMode, check
 from governance.check.render import MAX_FINDINGS_SHOWN, render_markdown_summary, render_text
-from governance.check.service import CheckResult, appended_lines
+from governance.check.service import CheckResult
 from governance.core import yamlsafe
 from governance.core.diagnostics import FindingsError, Violation
 from governance.core.links import LinkPolicy
-from governance.matrix.additions import Additions, parse_additions
+from governance.matrix.additions import changelog_additions, parse_additions
 
 POLICY = LinkPolicy()
 BASE = (
@@ -41,10 +41,9 @@ def findings(head: bytes) -> list[Violation]:
 
 
 def plan_reads(head: bytes) -> list[Violation]:
-    """What `gov plan` says about the same appended lines."""
-    lines, numbers = appended_lines(head, BASE.count(b"\n") + 2)
+    """What `gov plan` says about the same change (it reads the same blobs)."""
     with pytest.raises(FindingsError) as caught:
-        parse_additions(Additions("perf-changelog.yaml", lines, numbers))
+        parse_additions(changelog_additions(BASE, head))
     return caught.value.violations
 
 

@@ -34,16 +34,11 @@ MASTER = textwrap.dedent(
           - { tp: 4, conc-start: 8, conc-end: 48 }
     """
 )
-DIFF = textwrap.dedent(
-    """\
-    --- a/perf-changelog.yaml
-    +++ b/perf-changelog.yaml
-    @@ -1,0 +1,4 @@
-    +- config-keys:
-    +    - demo-*
-    +  description: ["Example | change"]
-    +  pr-link: https://example.invalid/pull/1
-    """
+CHANGELOG = (
+    b"- config-keys:\n"
+    b"    - demo-*\n"
+    b'  description: ["Example | change"]\n'
+    b"  pr-link: https://example.invalid/pull/1\n"
 )
 
 
@@ -67,7 +62,7 @@ def test_rows_json_and_text() -> None:
 
 
 def test_plan_renderers_and_unrun_sequence_length_warning() -> None:
-    result = build_plan(DIFF, catalog(), PlanOptions(base_ref="B", head_ref="H"))
+    result = build_plan((None, CHANGELOG), catalog(), PlanOptions(base_ref="B", head_ref="H"))
     assert list(result.document["single_node"]) == ["1024_8192", "8k1k"]
     assert [w.code for w in result.warnings] == ["GOV550"]
     assert "1024_8192" in result.warnings[0].message

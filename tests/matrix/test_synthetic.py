@@ -1,7 +1,8 @@
 """Synthetic goldens: small hand-made configs with rows or exact error text.
 
 Generator cases (`generator-cases.json`) run through `expand.generate`;
-processor cases (`process-changelog-cases.json`) through `plan.build_plan`.
+processor cases (`process-changelog-cases.json`) through `plan.build_plan`,
+from the base and head changelog bytes (the reference read the diff text).
 
 Error comparison: the error category, the config key and the rule-specific
 message (docs/matrix-differences.md, 'Errors are located findings'). A reference envelope such as
@@ -23,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from governance.matrix.additions import CHANGELOG_FILE
 from governance.matrix.errors import MatrixError
 from governance.matrix.expand import EvalMode, eval_mode_from_flags, generate
 from governance.matrix.plan import PlanOptions, PlanResult, build_plan
@@ -154,7 +156,13 @@ def run_processor_case(case: dict[str, Any]) -> PlanResult:
         evals_only="--evals-only" in case["flags"],
         all_evals="--all-evals" in case["flags"],
     )
-    return build_plan(case["changelog_diff"], head, options, base)
+    # The plan reads the changelog's two versions, not the recorded diff text
+    # (which the reference read): the outputs must still be the reference's.
+    changelog = tuple(
+        None if side.get(CHANGELOG_FILE) is None else side[CHANGELOG_FILE].encode("utf-8")
+        for side in (case["base"], case["head"])
+    )
+    return build_plan((changelog[0], changelog[1]), head, options, base)
 
 
 def processor_fragments(error: str) -> list[str]:
