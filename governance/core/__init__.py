@@ -7,6 +7,7 @@
 * `links`       - the pr-link policy (placeholders, the canonical link of PR N).
 * `yamlsafe`    - the safe YAML loader every parse goes through (bounded, standard tags only).
 * `suggest`     - did-you-mean hints: the spellings a user probably meant.
+* `plain`       - plain names: look-alike characters folded to ASCII, hidden bidi and zero-width characters.
 * `schema_faults` - pydantic validation errors as located `Violation`s.
 * `atomic`      - write a file so that readers see the old bytes or the new ones.
 * `blockcache`  - content-addressed cache of parsed blocks under `.git/gov/`.

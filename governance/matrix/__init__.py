@@ -9,6 +9,7 @@ Module map (one responsibility each):
 * `masterfile`   - split a master config into per-key blocks (or parse it whole).
 * `runners`      - the runner file: labels and hardware.
 * `locate`       - positions of master-config and runner-file findings.
+* `names`        - plain names: master keys, script-picking values and runner labels are ASCII.
 * `catalog`      - master configs + runner file -> a validated, lazily parsed `Catalog`.
 * `row_builder`  - rows from validated entries; the DRAM budget of KV offloading.
 * `evals`        - which generated rows also run evals.

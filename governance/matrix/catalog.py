@@ -24,7 +24,6 @@ from governance.core import yamlsafe
 from governance.core.blockcache import BlockCache
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
-from governance.core.plain import lookalike, name_column, not_plain
 from governance.core.suggest import did_you_mean
 from governance.matrix.errors import MatrixError
 from governance.matrix.locate import (
@@ -36,6 +35,7 @@ from governance.matrix.locate import (
 )
 from governance.matrix.master_entry import entry_schema
 from governance.matrix.masterfile import MasterFile, SourceFile, read_master, yaml_violation
+from governance.matrix.names import foreign_keys, foreign_values
 from governance.matrix.runners import RunnerData, parse_runner_file
 
 AMD_MASTER = "configs/amd-master.yaml"
@@ -113,37 +113,11 @@ class Catalog:
                         hint=f"already defined in {self._owner[first].path}",
                     )
                 )
-        self._file_problems.extend(self._foreign_keys())
-
-    def _foreign_keys(self) -> list[Violation]:
-        """GOV519 for each top-level key that is not ASCII, naming the key it imitates."""
-        found: list[Violation] = []
         plain = [key for key in self._owner if key.isascii()]
         for master in self._files:
-            for key in master.keys:
-                if key.isascii():
-                    continue
-                line, column = master.key_lines.get(key, (0, 0))
-                start = name_column(_line(master.text, line), key, column) if line else 0
-                imitated = lookalike(key, plain)
-                found.append(
-                    not_plain(
-                        "GOV519",
-                        "master config key",
-                        key,
-                        master.path,
-                        line,
-                        start,
-                        [imitated] if imitated else (),
-                        hint=(
-                            f"rename it in plain ASCII; to change `{imitated}`, edit that "
-                            "key's own block"
-                            if imitated
-                            else ""
-                        ),
-                    )
-                )
-        return found
+            self._file_problems += foreign_keys(
+                master.path, master.text, master.keys, master.key_lines, plain
+            )
 
     # -- keys ----------------------------------------------------------------------
 
@@ -270,29 +244,14 @@ class Catalog:
         return self._foreign_names(key, raw)
 
     def _foreign_names(self, key: str, raw: Any) -> list[Violation]:
-        """GOV523 for a runner label, GOV519 for another name that picks the
-        row's script (model-prefix, precision, framework), that is not ASCII."""
-        if not isinstance(raw, dict):
-            return []
-        found: list[Violation] = []
-        for name in _SELECTING_FIELDS:
-            value = raw.get(name)
-            if not isinstance(value, str) or value.isascii():
-                continue
-            path, line, column = self.field_location(key, name)
-            text = _line(self._owner[key].text, line) if line else ""
-            start = name_column(text, value, column + len(name)) if line else 0
-            if name == "runner":
-                data, _ = self.runner_result()
-                labels = list(data.labels) if data is not None else []
-                imitated = lookalike(value, labels)
-                code, noun = "GOV523", f"config '{key}': runner label"
-            else:
-                imitated, code, noun = None, "GOV519", f"config '{key}': {name}"
-            found.append(
-                not_plain(code, noun, value, path, line, start, [imitated] if imitated else ())
-            )
-        return found
+        def labels() -> list[str]:
+            data, _ = self.runner_result()
+            return list(data.labels) if data is not None else []
+
+        def locate(field: str) -> tuple[str, int, int]:
+            return self.field_location(key, field)
+
+        return foreign_values(key, raw, self._owner[key].text, locate, labels)
 
     def _locator(self, key: str) -> Locator:
         """Locate fields inside one config; only its own block is re-parsed."""
@@ -404,16 +363,6 @@ class Catalog:
         """(path, line, column) of a field inside a config, e.g. ("runner",)."""
         line, column = self._locator(key)(loc)
         return self._owner[key].path, line, column
-
-
-# The fields whose values choose a row's launch script (docs/sweeps.md).
-_SELECTING_FIELDS = ("runner", "model-prefix", "precision", "framework")
-
-
-def _line(text: str, line: int) -> str:
-    """The text of 1-based line `line` ("" when out of range)."""
-    lines = text.split("\n", line)
-    return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 def _unresolved(code: str, text: str, pattern: str, keys: Sequence[str]) -> MatrixError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,10 +10,10 @@ from pydantic import ValidationError
 from governance.core import yamlsafe
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
-from governance.core.plain import lookalike, name_column, not_plain
 from governance.matrix.locate import pydantic_violations, round_trip, schema_fields, tree_locator
 from governance.matrix.masterfile import SourceFile
 from governance.matrix.model import RunnerConfig, RunnerHardware
+from governance.matrix.names import foreign_labels
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,30 +73,8 @@ def parse_runner_file(source: SourceFile) -> tuple[RunnerData | None, list[Viola
             code="GOV520",
         )
         return None, found
-    found = _foreign_labels(text, path, config, where)
+    sections = {"labels": list(config.labels), "hardware": list(config.hardware)}
+    found = foreign_labels(text, path, sections, where)
     if found:
         return None, found
     return RunnerData(dict(config.labels), dict(config.hardware)), []
-
-
-def _foreign_labels(
-    text: str, path: str, config: RunnerConfig, where: Callable[..., tuple[int, int]]
-) -> list[Violation]:
-    """GOV523 for each label (of `labels` or `hardware`) that is not ASCII."""
-    plain = [label for label in config.labels if label.isascii()]
-    found = []
-    named = [("labels", label) for label in config.labels]
-    named += [("hardware", label) for label in config.hardware]
-    for section, label in named:
-        if label.isascii():
-            continue
-        line, column = where(section, label)
-        lines = text.split("\n", line)
-        start = name_column(lines[line - 1], label, column) if 0 < line <= len(lines) else 0
-        imitated = lookalike(label, plain)
-        found.append(
-            not_plain(
-                "GOV523", "runner label", label, path, line, start, [imitated] if imitated else ()
-            )
-        )
-    return found
