@@ -10,6 +10,8 @@ Pure: bytes in, data or bytes out (docs/rules.md, docs/prepare-merge.md).
 * `keys`         - resolve appended entries' config keys against the master configs.
 * `modes`        - `CheckMode`: draft, PR N or main (light: no parser behind it).
 * `rules`        - `check(base, head, policy, mode)`: the append-only rules.
+* `appended`     - the lines head adds to base, from the blobs: the one reading check and plan share.
+* `linediff`     - which lines changed, placed where git's default diff places them.
 * `splice`       - rewrite pr-link values by splicing their byte spans.
 * `edit`         - canonicalize links at merge time; the shared edit results.
 * `author`       - `gov add` and `gov check --fix`: render, append, fix appended bytes.

@@ -192,7 +192,7 @@ _RULES = (
         "runner labels (the runner file's and every config's runner) are plain ASCII",
         stricter=True,
     ),
-    Rule("GOV530", "changelog-deletion", "the plan's changelog diff deletes no lines"),
+    Rule("GOV530", "changelog-deletion", "head deletes or rewrites no non-blank changelog line"),
     Rule("GOV531", "changelog-no-additions", "the plan's changelog diff adds entries"),
     Rule("GOV532", "changelog-entry-invalid", "appended entries read by the plan are valid"),
     Rule("GOV533", "changelog-sweep-mix", "append-only entries are not mixed with others"),
