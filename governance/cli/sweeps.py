@@ -133,9 +133,6 @@ def launch(
             parallel=parallel,
             on_event=Progress(ready),
         )
-    from governance.results.archive import keep_launch
-
-    keep_launch(paths.results, result.outcomes, result.run_ids)  # for `gov results compare`
     for outcome in result.outcomes:
         detail = f"  ({outcome.detail})" if outcome.detail else ""
         sys.stdout.write(
@@ -167,19 +164,43 @@ def _runs_out(runs: "Sequence[LedgerRun]", output: TextOrJson) -> None:
         )
 
 
-def _commit_out(commit: str, rows: "Sequence[tuple[str, LedgerRun]]", output: TextOrJson) -> None:
+def _checked_text(run: "LedgerRun", why: str) -> str:
+    if run.status != "succeeded":
+        return "-"
+    return f"unverifiable ({why})" if why else "verified"
+
+
+def _commit_out(
+    commit: str,
+    rows: "Sequence[tuple[str, LedgerRun]]",
+    evidence: dict[int, str],
+    output: TextOrJson,
+) -> None:
     if output is TextOrJson.json:
-        data = [{"origin": origin, **run.to_dict()} for origin, run in rows]
+        data = [
+            {
+                "origin": origin,
+                **run.to_dict(),
+                "verified": run.status == "succeeded" and not evidence.get(run.id, ""),
+                "evidence": evidence.get(run.id, ""),
+            }
+            for origin, run in rows
+        ]
         sys.stdout.write(json.dumps(data, indent=1) + "\n")
         return
     for origin, r in rows:
         at = "here" if r.commit_sha == commit else f"at {r.commit_sha[:12]}"
+        checked = _checked_text(r, evidence.get(r.id, ""))
         sys.stdout.write(
-            f"{r.job_key:<34} {origin:<8} run {r.id:<5} {at:<15} {r.status:<10} {r.result_path}\n"
+            f"{r.job_key:<34} {origin:<8} run {r.id:<5} {at:<15} {r.status:<10} {r.result_path}"
+            f"  {checked}\n"
         )
     measured = sum(1 for origin, _ in rows if origin == "measured")
+    bad = sum(1 for _, run in rows if evidence.get(run.id))
     sys.stdout.write(
-        f"{commit[:12]}: {len(rows)} row(s), {measured} measured, {len(rows) - measured} reused\n"
+        f"{commit[:12]}: {len(rows)} row(s), {measured} measured, {len(rows) - measured} reused"
+        + (f", {bad} unverifiable" if bad else "")
+        + "\n"
     )
 
 
@@ -192,7 +213,7 @@ def runs_list(
         typer.Option(
             "--commit",
             help="What this commit's results are made of: per row its result folder, "
-            "measured or reused.",
+            "measured or reused, verified or not (exit 1 when a row's files do not verify).",
         ),
     ] = None,
     output: Annotated[TextOrJson, format_option()] = TextOrJson.text,
@@ -201,6 +222,7 @@ def runs_list(
     from governance.core.diagnostics import UsageError
     from governance.sweeps.dispatch import sweep_paths
     from governance.sweeps.ledger import Ledger
+    from governance.sweeps.runfiles import evidence
 
     repo, settings = open_repo()
     if commit is not None and pr is not None:
@@ -211,9 +233,18 @@ def runs_list(
             _runs_out(ledger.runs(pr=pr), output)
             return
         rows = ledger.for_commit(sha)
-    _commit_out(sha, rows, output)
+        checked = evidence(ledger, [run for _, run in rows if run.status == "succeeded"])
+    _commit_out(sha, rows, checked, output)
     if not rows:
         sys.stderr.write(f"gov: no result of commit {sha[:12]} in the run ledger\n")
+        raise typer.Exit(EXIT_FINDINGS)
+    bad = sorted(run.job_key for _, run in rows if checked.get(run.id))
+    if bad:
+        sys.stderr.write(
+            f"gov: {len(bad)} row(s) of commit {sha[:12]} have unverifiable results: "
+            + ", ".join(bad)
+            + "\n"
+        )
         raise typer.Exit(EXIT_FINDINGS)
 
 

@@ -5,7 +5,8 @@ one SQLite helper its databases share.
 .git/gov/
   forge.sqlite3        the embedded forge (pull requests, labels, checks)
   runs.sqlite3         the run ledger (one row per launched or reused plan row)
-  results/             sweep result folders (unless the `results` setting moves them)
+  results/             sweep results (unless the `results` setting moves them): one folder
+                       per run, runs/<launch token>/<job key>/ (sweeps/runfiles.py)
   matrix-cache/        parsed master-config blocks, keyed by content
   check-cache/         check findings, keyed by the bytes they were computed from
   merge/pr-N.json      prepare-merge journals

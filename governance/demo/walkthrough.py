@@ -34,6 +34,7 @@ from governance.results.service import compare_pr
 from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.ledger import Ledger
 from governance.sweeps.reuse import ReuseMode
+from governance.sweeps.runfiles import evidence
 
 EXAMPLE_FILES = (
     "perf-changelog.yaml",
@@ -184,10 +185,13 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
         return False
     with Ledger(sweep_paths(repo.root, repo.git_dir, settings).ledger) as ledger:
         landed = ledger.for_commit(report.merge_commit)
+        checked = evidence(ledger, [run for _origin, run in landed])
     reused = sum(1 for origin, _run in landed if origin == "reused")
+    verified = sum(1 for why in checked.values() if not why)
     say(
         f"== `gov runs list --commit {report.merge_commit[:10]}`: {len(landed)} result rows, "
-        f"{len(landed) - reused} measured for the merge, {reused} reused from PR #{PR}'s head"
+        f"{len(landed) - reused} measured for the merge, {reused} reused from PR #{PR}'s head; "
+        f"{verified} with their files verified"
     )
     tail = (repo.read_blob("main", "perf-changelog.yaml") or b"").decode().rstrip("\n")
     say(f"== PR #{PR} squash-merged as {report.merge_commit[:10]}; main's changelog now ends with:")

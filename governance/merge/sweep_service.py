@@ -12,7 +12,7 @@ something would have to run, before launching anything.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,11 +28,12 @@ from governance.sweeps.dispatch import (
     resolver_for,
     sweep_paths,
 )
-from governance.sweeps.identity import RowError, plan_rows
+from governance.sweeps.identity import PlanRow, RowError, conc_label, plan_rows
 from governance.sweeps.jobs import DEFAULT_TIMEOUT_SECONDS, machine_name
 from governance.sweeps.launcher import get_launcher
-from governance.sweeps.ledger import CommitRow, Ledger
-from governance.sweeps.reuse import ReuseDecision, ReuseMode, decide
+from governance.sweeps.ledger import CommitRow, Ledger, LedgerRun
+from governance.sweeps.reuse import ReuseDecision, ReuseMode, RunRecord, decide
+from governance.sweeps.runfiles import evidence
 
 if TYPE_CHECKING:
     from governance.core.settings import Settings
@@ -154,7 +155,7 @@ def sweep_after_merge(
     with Ledger(paths.ledger) as ledger:
         try:
             fingerprints = {r.fingerprint for r in rows if r.fingerprint}
-            runs = [run.record() for run in ledger.for_fingerprints(fingerprints)]
+            runs = _verified(ledger, ledger.for_fingerprints(fingerprints), rows, mode)
             decision = decide(rows, runs, pr_commits, pr_head_rows=head_rows, mode=mode)
         except RowError as exc:
             raise FindingsError(
@@ -204,10 +205,23 @@ def sweep_after_merge(
             on_event=Progress(ready) if progress else None,
         )
         ledger.attribute(commit, pr_number, attribution(section))
-        from governance.results.archive import keep_launch
-
-        keep_launch(paths.results, section.launch.outcomes, section.launch.run_ids)
     return section
+
+
+def _verified(
+    ledger: Ledger, runs: Sequence[LedgerRun], rows: Sequence[PlanRow], mode: ReuseMode
+) -> list[RunRecord]:
+    """The runs as the reuse core sees them, each succeeded run of a point of
+    the plan with its evidence: "" when its recorded files are all there,
+    unchanged, else why not (runfiles.verify). Only candidates are read."""
+    if mode is ReuseMode.RERUN_ALL:
+        return [run.record() for run in runs]
+    points = {(r.fingerprint, conc_label(r)) for r in rows if r.fingerprint}
+    candidates = [
+        run for run in runs if run.status == "succeeded" and (run.fingerprint, run.conc) in points
+    ]
+    found = evidence(ledger, candidates)
+    return [replace(run.record(), evidence=found.get(run.id, "")) for run in runs]
 
 
 def attribution(section: SweepSection) -> list[CommitRow]:

@@ -95,6 +95,8 @@ class ComparisonReport:
     threshold: float  # percent
     comparisons: list[Comparison] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)  # "run 12: why"
+    # "run 12 <job key>: unverifiable (result files missing: …)": never compared
+    unverifiable: list[str] = field(default_factory=list)
     main_label: str = "main"
 
     @property
@@ -114,6 +116,7 @@ class ComparisonReport:
             "flagged_worse": self.worse,
             "flagged_better": self.better,
             "unreadable": list(self.unreadable),
+            "unverifiable": list(self.unverifiable),
         }
 
 

@@ -54,10 +54,11 @@ def _eval_rows(report: ComparisonReport) -> list[list[str]]:
 
 def summary(report: ComparisonReport) -> str:
     paired = sum(c.main is not None for c in report.comparisons)
+    unverifiable = f", {len(report.unverifiable)} unverifiable" if report.unverifiable else ""
     return (
         f"PR #{report.pr} vs {report.main_label}: {len(report.comparisons)} point(s), "
-        f"{paired} with a main result; past ±{report.threshold:g}%: {report.worse} worse, "
-        f"{report.better} better"
+        f"{paired} with a main result{unverifiable}; past ±{report.threshold:g}%: "
+        f"{report.worse} worse, {report.better} better"
     )
 
 
@@ -72,6 +73,7 @@ def render_text(report: ComparisonReport) -> str:
     for config, conc, name, cell in _eval_rows(report):
         out.append(f"eval {config} conc {conc}: {name} {cell}")
     out += [f"unreadable: {line}" for line in report.unreadable]
+    out += list(report.unverifiable)
     return "\n".join(out) + "\n"
 
 
@@ -96,6 +98,8 @@ def render_markdown(report: ComparisonReport) -> str:
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in evals]
     if report.unreadable:
         out += ["", *(f"- unreadable: {_md(line)}" for line in report.unreadable)]
+    if report.unverifiable:
+        out += ["", *(f"- {_md(line)}" for line in report.unverifiable)]
     return "\n".join(out) + "\n"
 
 

@@ -4,14 +4,18 @@ The PR's points are its succeeded runs (`--pr N` launches and prepare-merge's
 reruns). Main's points are the succeeded runs of what landed on main: runs
 recorded for a PR whose squash commit is on main's first-parent history
 (`(#N)` in its subject), and runs without a PR whose commit main contains.
-Each run's folder holds the row (`gov-row.json`) and the script's result file,
-read by `reader`; pairing and deltas are `compare`'s (pure).
+Each run's own folder (written by that run only) holds the row
+(`gov-row.json`) and the script's result file; both are read only from the
+files the ledger recorded for the run, checked against their sizes and
+SHA-256 (`sweeps.runfiles`). A run whose files do not verify is listed as
+unverifiable and never compared. Reading is `reader`'s, pairing and deltas
+`compare`'s (pure).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +23,13 @@ from governance.core.diagnostics import UsageError
 from governance.core.settings import Settings
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
-from governance.results.archive import run_folder
 from governance.results.compare import ComparisonReport, Point, compare
 from governance.results.reader import ResultError, read_result
 from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.identity import SLOT_FIELDS, WORKER_SLOT_FIELDS
 from governance.sweeps.jobs import ROW_JSON_NAME
 from governance.sweeps.ledger import Ledger, LedgerRun
+from governance.sweeps.runfiles import FileUnverifiable, RunFile, read_verified, run_evidence
 
 MAIN_HISTORY = 5000  # first-parent commits of main searched for landed PRs
 _NOT_RESULTS = {ROW_JSON_NAME, "meta_env.json"}
@@ -72,38 +76,57 @@ def config_label(row: Mapping[str, Any], is_eval: bool = False) -> str:
     return " ".join(p for p in parts if p)
 
 
-def result_file(folder: Path, is_eval: bool) -> Path | None:
-    """The result a run left: lm-eval's `results*.json` for evals, else the
+class Unverifiable(Exception):
+    """A run whose recorded files are not what it left; the message says why."""
+
+
+def result_name(names: Iterable[str], is_eval: bool) -> str | None:
+    """The result a run left, among the names recorded for it (never a file
+    added to its folder later): lm-eval's `results*.json` for evals, else the
     processed `agg_*.json` when there is one, else the script's `<RF>.json`."""
-    files = sorted(p for p in folder.glob("*.json") if p.name not in _NOT_RESULTS)
+    files = sorted(
+        n for n in names if "/" not in n and n.endswith(".json") and n not in _NOT_RESULTS
+    )
     if is_eval:
-        files = [p for p in files if p.name.startswith("results")]
+        files = [n for n in files if n.startswith("results")]
     else:
-        files = [p for p in files if not p.name.startswith("results")]
-    aggregated = [p for p in files if p.name.startswith("agg_")]
+        files = [n for n in files if not n.startswith("results")]
+    aggregated = [n for n in files if n.startswith("agg_")]
     chosen = aggregated or files
     return chosen[0] if chosen else None
 
 
-def point_of(run: LedgerRun, results_root: Path) -> Point:
-    """The point a run measured (ResultError when its files cannot be read):
-    from the copy kept under its run id, else its result folder when no later
-    run replaced it."""
-    folder = run_folder(results_root, run.id)
-    if not folder.is_dir():
-        folder = Path(run.result_path)
+def _read(folder: Path, recorded: RunFile) -> bytes:
     try:
-        row = json.loads((folder / ROW_JSON_NAME).read_bytes())
-    except (OSError, ValueError) as exc:
-        raise ResultError(f"no readable {ROW_JSON_NAME} in {folder}") from exc
+        return read_verified(folder, recorded)
+    except FileUnverifiable as exc:
+        raise Unverifiable(str(exc)) from exc
+
+
+def point_of(run: LedgerRun, files: Sequence[RunFile]) -> Point:
+    """The point a run measured, from its own folder: Unverifiable when its
+    recorded files are missing or altered (or it has no record), ResultError
+    when they verify but cannot be read as a result."""
+    why = run_evidence(run, files)
+    if why:
+        raise Unverifiable(why)
+    folder = Path(run.result_path)
+    recorded = {f.name: f for f in files}
+    if ROW_JSON_NAME not in recorded:
+        raise ResultError(f"no {ROW_JSON_NAME} recorded in {folder}")
+    try:
+        row = json.loads(_read(folder, recorded[ROW_JSON_NAME]))
+    except ValueError as exc:
+        raise ResultError(f"{folder / ROW_JSON_NAME} is not JSON") from exc
     if not isinstance(row, dict):
         raise ResultError(f"{folder / ROW_JSON_NAME} is not a row")
     is_eval = run.job_key.startswith("eval-")  # eval rows carry no fingerprint
-    path = result_file(folder, is_eval)
-    if path is None:
-        raise ResultError(f"no result file in {folder}")
+    name = result_name(recorded, is_eval)
+    if name is None:
+        raise ResultError(f"no result file recorded in {folder}")
+    path = folder / name
     try:
-        figures = read_result(path.read_bytes(), row)
+        figures = read_result(_read(folder, recorded[name]), row)
     except ResultError as exc:
         raise ResultError(f"{path}: {exc}") from exc
     return Point(
@@ -165,31 +188,22 @@ def compare_pr(
     main = main_ref(repo, settings.main_branch)
     with Ledger(paths.ledger) as ledger:
         runs = [r for r in ledger.runs() if r.status == "succeeded"]
+        pr_runs = [r for r in runs if r.pr == pr]
+        baseline = main_runs(repo, settings, runs, pr, main.sha)
+        recorded = ledger.files(r.id for r in [*pr_runs, *baseline])
     report = ComparisonReport(pr, percent, main_label=main.label)
-    # A result folder holds its newest launch only; an older run without a
-    # kept copy is readable there only if no later run replaced it.
-    newest_in: dict[str, int] = {}
-    for run in runs:
-        newest_in[run.result_path] = max(run.id, newest_in.get(run.result_path, 0))
     pr_points, main_points = [], []
-
-    def readable(run: LedgerRun) -> bool:
-        kept = run_folder(paths.results, run.id).is_dir()
-        return kept or newest_in.get(run.result_path) == run.id
-
-    for run in runs:
-        if run.pr != pr:
-            continue
+    for run in pr_runs:
         try:
-            pr_points.append(point_of(run, paths.results))
+            pr_points.append(point_of(run, recorded.get(run.id, ())))
+        except Unverifiable as exc:
+            report.unverifiable.append(f"run {run.id} {run.job_key}: unverifiable ({exc})")
         except ResultError as exc:
             report.unreadable.append(f"run {run.id}: {exc}")
-    for run in main_runs(repo, settings, runs, pr, main.sha):
-        if not readable(run):
-            continue  # its files were replaced by a later launch: no baseline
+    for run in baseline:
         try:
-            main_points.append(point_of(run, paths.results))
-        except ResultError:
-            continue  # main's unreadable results only mean no baseline
+            main_points.append(point_of(run, recorded.get(run.id, ())))
+        except (Unverifiable, ResultError):
+            continue  # main's unverifiable or unreadable results only mean no baseline
     report.comparisons = compare(pr_points, main_points, percent)
     return report

@@ -12,7 +12,8 @@
 * `slurm_manifest` - a Slurm launch folder (manifest, wrapper) and its sbatch line.
 * `slurm_launcher` - one job array per launch, followed until every task ends.
 * `orphans`        - processes a dead run launched: found by their GOV_RUN_OWNER, ended.
-* `ledger`         - the run ledger: launched rows, and what each commit's results are.
+* `runfiles`       - a run's own folder, the files it left (size, SHA-256), their check.
+* `ledger`         - the run ledger: launched rows, their files, what each commit's results are.
 * `shellwords`     - a small shell lexer: script text -> simple commands as words (pure).
 * `shellscan`      - serving-engine flags in launch scripts and the GOV713 rule (pure).
 * `reuse`          - per-row reuse at merge time (pure).

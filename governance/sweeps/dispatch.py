@@ -1,8 +1,11 @@
 """The launch service: plan document -> resolved jobs -> launcher -> ledger.
 
-`resolve_plan` is what `--dry-run` shows; `launch_rows` runs what resolved,
-checks each succeeded job left its result file (the launcher only knows exit
-codes) and records every outcome in the ledger in one transaction.
+`resolve_rows` is what `--dry-run` shows; for a launch it gives every row a
+folder of its own in a new launch folder (`runfiles.launch_folder`).
+`launch_rows` runs what resolved, checks each succeeded job left its result
+file (the launcher only knows exit codes) and records every outcome, with
+the files each succeeded run left (size, SHA-256), in the ledger in one
+transaction.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from governance.sweeps.naming import (
     ScriptResolver,
     TemplateError,
 )
+from governance.sweeps.runfiles import RunFile, launch_folder, record
 
 if TYPE_CHECKING:
     from governance.core.settings import Settings
@@ -162,7 +166,10 @@ def resolve_rows(
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     build: bool = True,
 ) -> list[Resolved]:
-    """Script and job per row; `build=False` (dry run) only validates."""
+    """Script and job per row; `build=False` (dry run) only validates. The
+    jobs of one call are one launch: their folders are
+    `<results_root>/runs/<a new launch token>/<job key>/`."""
+    launch_root = launch_folder(results_root)
     out: list[Resolved] = []
     seen: set[str] = set()
     for row in rows:
@@ -194,7 +201,7 @@ def resolve_rows(
             job = build_job(
                 row,
                 found.script,
-                results_root=results_root,
+                launch_root=launch_root,
                 machine=machine,
                 timeout_seconds=timeout_seconds,
                 key=key,
@@ -313,6 +320,18 @@ def _checked(outcome: JobOutcome, row: PlanRow) -> JobOutcome:
     return outcome
 
 
+def _recorded(outcome: JobOutcome) -> tuple[JobOutcome, tuple[RunFile, ...]]:
+    """The files a succeeded run left (none for the others); a run whose files
+    cannot be read is failed: nothing could vouch for its results."""
+    if outcome.status is not JobStatus.SUCCEEDED:
+        return outcome, ()
+    try:
+        return outcome, record(outcome.job.result_dir)
+    except OSError as exc:
+        detail = f"cannot record its result files: {exc.strerror or exc}"
+        return replace(outcome, status=JobStatus.FAILED, detail=detail), ()
+
+
 @dataclass(slots=True)
 class LaunchResult:
     resolved: list[Resolved]
@@ -347,10 +366,11 @@ def launch_rows(
     for item in ready:
         assert item.job is not None
         prepare_job_dir(item.job, item.row)
-    outcomes = [
-        _checked(o, rows[o.job.key])
+    finished = [
+        _recorded(_checked(o, rows[o.job.key]))
         for o in launcher.launch(jobs, parallel=parallel, on_event=on_event)
     ]
+    outcomes = [o for o, _files in finished]
     records = [
         NewRun(
             fingerprint=rows[o.job.key].fingerprint,
@@ -366,8 +386,9 @@ def launch_rows(
             detail=o.detail,
             result_path=str(o.job.result_dir),
             script=str(o.job.script),
+            files=files,
         )
-        for o in outcomes
+        for o, files in finished
     ]
     ids = ledger.add(records)
     return LaunchResult(

@@ -201,16 +201,16 @@ def row_env(row: PlanRow, *, machine: str, result_dir: Path, row_json: Path) -> 
     return _checked_env(row, env)
 
 
-def result_dir_for(results_root: Path, row: PlanRow, key: str | None = None) -> Path:
-    """`<results>/<fingerprint[:16]>/conc<N>` (evals: `<results>/eval-<id16>/conc<N>`).
+def result_dir_for(launch_root: Path, row: PlanRow, key: str | None = None) -> Path:
+    """`<launch folder>/<job key>`: the row's own folder in one launch
+    (`runfiles.launch_folder`), which nothing else ever writes.
 
-    Both parts come from validated values (hex, digits, `x`), so the folder is
-    inside `results_root` by construction; the check below is lexical (cheap)."""
-    recipe, _, conc = (key or job_key(row)).rpartition("-")
-    for part in (recipe, conc):
-        if not part or part.startswith(".") or "/" in part:
-            raise RowError(f"{row.where}: result folder part {part!r} is not a plain name")
-    return results_root / recipe / conc
+    The key comes from validated values (hex, digits, `x`, `eval-`), so the
+    folder is inside `launch_root` by construction; the check below is lexical."""
+    name = key or job_key(row)
+    if not name or name.startswith(".") or "/" in name or "\\" in name:
+        raise RowError(f"{row.where}: result folder {name!r} is not a plain name")
+    return launch_root / name
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -223,7 +223,7 @@ def build_job(
     row: PlanRow,
     script: Path,
     *,
-    results_root: Path,
+    launch_root: Path,
     machine: str,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     key: str | None = None,
@@ -235,7 +235,7 @@ def build_job(
     it runs a recipe of the repository, `GOV_RECIPE_PATH` (its absolute path;
     `CONFIG_FILE` keeps the row's own value)."""
     key = key or job_key(row)
-    result_dir = result_dir_for(results_root, row, key)
+    result_dir = result_dir_for(launch_root, row, key)
     row_json = result_dir / ROW_JSON_NAME
     env = row_env(row, machine=machine, result_dir=result_dir, row_json=row_json)
     nodes = None
@@ -248,10 +248,8 @@ def build_job(
 
 
 def prepare_job_dir(job: LaunchJob, row: PlanRow) -> None:
-    """Fresh result folder with the row JSON (old results of this point go)."""
-    import shutil
-
-    if job.result_dir.exists():
-        shutil.rmtree(job.result_dir)
-    job.result_dir.mkdir(parents=True)
+    """The row's new result folder with the row JSON. The folder must not
+    exist: a run's folder is written by that run only (FileExistsError)."""
+    job.result_dir.parent.mkdir(parents=True, exist_ok=True)
+    job.result_dir.mkdir()
     write_json_atomic(job.row_json, dict(row.data))

@@ -1,7 +1,9 @@
 """The run ledger: one SQLite row per launched plan row, and what each
 prepared or merged commit's results are made of.
 
-`runs` holds every launch. `commit_runs` says, for a commit a merge prepared
+`runs` holds every launch; `run_files` every file a succeeded run left in
+its folder, with size and SHA-256 (recorded with the run, in the same
+transaction; docs/sweeps.md, 'Results'). `commit_runs` says, for a commit a merge prepared
 or landed, which run stands for each of its rows and whether that run was
 measured for it or reused from one of the PR's commits (docs/sweeps.md,
 'The run ledger').
@@ -20,8 +22,11 @@ from pathlib import Path
 from governance.core.diagnostics import UsageError
 from governance.core.state import SqliteStore
 from governance.sweeps.reuse import RunRecord
+from governance.sweeps.runfiles import RunFile
 
-SCHEMA_VERSION = 2  # 2: commit_runs
+# 2: commit_runs. 3: run_files (a v2 file gains the table when opened; its
+# runs have no digests, so they are no reuse sources).
+SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -48,6 +53,13 @@ CREATE TABLE IF NOT EXISTS commit_runs (
     origin      TEXT NOT NULL,     -- measured | reused
     pr          INTEGER,
     PRIMARY KEY (commit_sha, job_key)
+);
+CREATE TABLE IF NOT EXISTS run_files (
+    run_id      INTEGER NOT NULL REFERENCES runs (id),
+    name        TEXT NOT NULL,     -- relative to the run's result_path, POSIX separators
+    size        INTEGER NOT NULL,  -- bytes, or -1: not a regular file (a symlink)
+    sha256      TEXT,              -- NULL: not hashed (larger than the cap, or not a file)
+    PRIMARY KEY (run_id, name)
 );
 """
 COLUMNS = [
@@ -121,6 +133,7 @@ class NewRun:
     detail: str
     result_path: str
     script: str = ""
+    files: tuple[RunFile, ...] = ()  # what a succeeded run left (runfiles.record)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,15 +170,35 @@ class Ledger:
         self.close()
 
     def add(self, runs: Sequence[NewRun]) -> list[int]:
-        """Record a batch of runs in one transaction; returns their ids."""
+        """Record a batch of runs and their files in one transaction; returns their ids."""
         names = [n for n in COLUMNS if n != "id"]
         sql = f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
         ids = []
         with self._store.connect(write=True) as conn:
             for run in runs:
                 cursor = conn.execute(sql, [getattr(run, n) for n in names])
-                ids.append(int(cursor.lastrowid or 0))
+                run_id = int(cursor.lastrowid or 0)
+                conn.executemany(
+                    "INSERT INTO run_files (run_id, name, size, sha256) VALUES (?, ?, ?, ?)",
+                    [(run_id, f.name, f.size, f.sha256) for f in run.files],
+                )
+                ids.append(run_id)
         return ids
+
+    def files(self, run_ids: Iterable[int]) -> dict[int, tuple[RunFile, ...]]:
+        """The files recorded for each of `run_ids` (a run without any: absent)."""
+        wanted = sorted(set(run_ids))
+        out: dict[int, list[RunFile]] = {}
+        with self._store.connect(write=False) as conn:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                sql = (
+                    "SELECT run_id, name, size, sha256 FROM run_files "
+                    f"WHERE run_id IN ({', '.join('?' * len(chunk))}) ORDER BY run_id, name"
+                )
+                for run_id, name, size, sha in conn.execute(sql, chunk):
+                    out.setdefault(int(run_id), []).append(RunFile(name, int(size), sha))
+        return {run_id: tuple(files) for run_id, files in out.items()}
 
     def _select(self, where: str = "", args: Iterable[object] = ()) -> list[LedgerRun]:
         sql = f"SELECT {', '.join(COLUMNS)} FROM runs {where} ORDER BY id"

@@ -4,7 +4,8 @@ The reference reuses a whole PR run or nothing and never compares the merged
 matrix with the run it reuses (docs/differences.md). Here every row of the
 post-merge plan is decided on its own: it is REUSED only when the ledger holds
 a successful run of the *same recipe fingerprint at the same concurrency*
-produced from a commit of this PR; every other row is RERUN, with a reason.
+produced from a commit of this PR, whose result files the caller verified
+(`RunRecord.evidence` empty); every other row is RERUN, with a reason.
 No clock, no git, no I/O.
 """
 
@@ -30,6 +31,7 @@ class Reason(StrEnum):
     CHANGED_BY_MAIN = "fingerprint changed by main"
     PREVIOUS_FAILED = "previous run failed"
     NO_RUN = "no run on a PR commit"
+    RESULTS_UNVERIFIABLE = "result files unverifiable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,9 @@ class RunRecord:
     pr: int | None = None
     result_path: str = ""
     ended_at: str = ""  # ISO 8601, only used to prefer the newest run
+    # Why the run's files cannot vouch for it ("" = verified; the caller
+    # checks them, runfiles.verify): a succeeded run with evidence is no reuse source.
+    evidence: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +96,7 @@ def decide(
     commits = {c.lower() for c in pr_commits}
     succeeded: dict[tuple[str, str], RunRecord] = {}
     failed: dict[tuple[str, str], RunRecord] = {}
+    unverifiable: dict[tuple[str, str], RunRecord] = {}  # succeeded, files not verified
     seen: set[str] = set()
     for run in runs:
         if run.fingerprint is None:
@@ -100,6 +106,8 @@ def decide(
             continue
         point = (run.fingerprint, run.conc)
         target = succeeded if run.status == "succeeded" else failed
+        if run.status == "succeeded" and run.evidence:
+            target = unverifiable
         best = target.get(point)
         if best is None or (run.ended_at, run.run_id) > (best.ended_at, best.run_id):
             target[point] = run
@@ -122,6 +130,13 @@ def decide(
         point = (fingerprint, conc_label(row))
         if point in succeeded:
             decisions.append(RowDecision(row, key, reused_from=succeeded[point]))
+            continue
+        if point in unverifiable:
+            run = unverifiable[point]
+            detail = f"run {run.run_id}: {run.evidence}"
+            decisions.append(
+                RowDecision(row, key, reason=Reason.RESULTS_UNVERIFIABLE, detail=detail)
+            )
             continue
         if point in failed:
             run = failed[point]

@@ -64,7 +64,7 @@ def test_dry_run_then_launch_then_runs(sweep_repo: Repo, tmp_path: Path) -> None
     }
     first = listed[0]
     folder = Path(first["result_path"])
-    assert folder.parts[-2:] == (first["fingerprint"][:16], "conc4")
+    assert folder.parts[-3] == "runs" and folder.name == f"{first['fingerprint'][:16]}-conc4"
     [result] = folder.glob("*_recipe-*.json")
     data = json.loads(result.read_text())
     assert data["max_concurrency"] == 4 and data["recipe_fingerprint"] == first["fingerprint"]

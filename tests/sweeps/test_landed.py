@@ -60,8 +60,12 @@ def test_merged_commit_lists_each_rows_folder_measured_or_reused(
     assert any("reused   run " in line and " at " in line for line in text.stdout.splitlines())
     assert any(
         line.startswith(f"== `gov runs list --commit {merged[:10]}`: 18 result rows")
+        and line.endswith("; 18 with their files verified")
         for line in said
     )
+    # Each row's own folder, verified: the reused rows' files are the PR head's runs'.
+    assert all(r["verified"] and r["evidence"] == "" for r in rows)
+    assert all(Path(str(r["result_path"])).parts[-3] == "runs" for r in rows)
 
 
 def test_a_commit_without_records_is_a_finding(

@@ -128,9 +128,9 @@ def test_ctrl_c_stops_children_and_records_them(
     )
     results = sweep_repo.path / ".git" / "gov" / "results"
     deadline = time.monotonic() + 20
-    while len(list(results.glob("*/conc*/child.pid"))) < 2 and time.monotonic() < deadline:
+    while len(list(results.glob("runs/*/*/child.pid"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    pids = [int(p.read_text()) for p in results.glob("*/conc*/child.pid")]
+    pids = [int(p.read_text()) for p in results.glob("runs/*/*/child.pid")]
     assert len(pids) == 2
     process.send_signal(signal.SIGINT)
     _out, err = process.communicate(timeout=20)

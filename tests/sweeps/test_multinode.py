@@ -167,7 +167,7 @@ def test_local_launch_of_the_example_multi_node_script(sweep_repo: Repo, tmp_pat
     assert [r["status"] for r in listed] == ["succeeded", "succeeded"]
     for run_row in listed:
         folder = Path(run_row["result_path"])
-        assert folder.name == "conc4x8"
+        assert folder.name.endswith("-conc4x8") and folder.parent.parent.name == "runs"
         names = sorted(p.name for p in folder.glob("*_conc[0-9]*.json"))
         assert len(names) == 2 and names[0].endswith("_conc4.json"), names
         job_env = json.loads((folder / "gov-row.json").read_text())

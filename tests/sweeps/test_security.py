@@ -189,7 +189,7 @@ def test_additional_settings_values_are_exported_verbatim(
     assert [str(o.status) for o in result.outcomes] == ["succeeded"]
     job = result.outcomes[0].job
     assert (job.result_dir / "extra.txt").read_text() == "$(touch pwned)"
-    assert job.env["CONC_LIST"] == "4 8" and job.result_dir.name == "conc4x8"
+    assert job.env["CONC_LIST"] == "4 8" and job.result_dir.name.endswith("-conc4x8")
     assert not pwned(tmp_path, scripts_dir)
 
 
@@ -200,4 +200,7 @@ def test_result_folders_stay_inside_the_results_root(tmp_path: Path, scripts_dir
     for outcome in outcomes:
         assert outcome.job.result_dir.resolve().is_relative_to(root)
         fingerprint = outcome.job.env["RECIPE_FINGERPRINT"]
-        assert outcome.job.result_dir.parent.name == fingerprint[:16]
+        # <results>/runs/<launch token>/<fp16>-conc<N>: the row's own folder in this launch
+        assert outcome.job.result_dir.name.startswith(fingerprint[:16] + "-conc")
+        assert outcome.job.result_dir.parent.parent == root / "runs"
+    assert len({o.job.result_dir.parent for o in outcomes}) == 1  # one launch, one token
