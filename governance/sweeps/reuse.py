@@ -10,7 +10,7 @@ No clock, no git, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -44,6 +44,8 @@ class RunRecord:
     pr: int | None = None
     result_path: str = ""
     ended_at: str = ""  # ISO 8601, only used to prefer the newest run
+    recipe: str | None = None  # computed by gov at launch; None: recorded before ledger v3
+    harness: Mapping[str, str] | None = None  # {path: git blob id} the run ran with
 
 
 @dataclass(frozen=True, slots=True)
