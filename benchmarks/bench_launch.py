@@ -32,10 +32,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from governance.core.fingerprint import recipe_fingerprint  # noqa: E402
 from governance.git.repo import GitRepo  # noqa: E402
 from governance.matrix.expand import EvalMode, generate  # noqa: E402
 from governance.matrix.output import normalise_row  # noqa: E402
-from governance.matrix.plan import PlanOptions, assemble, recipe_fingerprint  # noqa: E402
+from governance.matrix.plan import PlanOptions, assemble  # noqa: E402
 from governance.matrix.sources import catalog_at  # noqa: E402
 from governance.sweeps.dispatch import launch_rows, load_plan, resolve_rows  # noqa: E402
 from governance.sweeps.identity import plan_rows  # noqa: E402

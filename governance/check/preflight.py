@@ -147,7 +147,7 @@ def run_preflight(
     result.skipped_multinode = len(rows) - len(single)
     prefix = settings.scripts.rstrip("/")
     with _snapshot(repo, settings, head_commit) as (folder, files, modes):
-        paths = SweepPaths(folder, folder / ".results", folder / ".ledger")
+        paths = SweepPaths(folder, folder / ".results", folder / ".ledger", folder)
         resolver = resolver_for(paths, settings)
         resolved = resolve_rows(single, resolver, paths.results, machine="preflight", build=False)
         real_root = folder.resolve()

@@ -93,12 +93,14 @@ def launch(
     from governance.sweeps.dispatch import (
         Progress,
         failures,
+        harness_reader,
         launch_rows,
         load_plan,
         resolve_rows,
         resolver_for,
         select_only,
         sweep_paths,
+        verify_fingerprints,
     )
     from governance.sweeps.identity import plan_rows
     from governance.sweeps.jobs import machine_name
@@ -109,6 +111,7 @@ def launch(
     repo, settings = open_repo()
     paths = sweep_paths(repo.root, repo.git_dir, settings)
     rows = select_only(plan_rows(document), only or [])
+    verify_fingerprints(rows, str(plan_file))
     resolver = resolver_for(paths, settings)
     resolved = resolve_rows(
         rows,
@@ -117,6 +120,7 @@ def launch(
         machine=machine_name(launcher.value),
         timeout_seconds=timeout,
         build=not dry_run,
+        harness=harness_reader(paths, settings),
     )
     if dry_run:
         sys.stdout.write(_dry_run_text(resolved, paths.scripts))

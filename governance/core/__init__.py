@@ -9,6 +9,7 @@
 * `suggest`     - did-you-mean hints: the spellings a user probably meant.
 * `plain`       - plain names: look-alike characters folded to ASCII, hidden bidi and zero-width characters.
 * `schema_faults` - pydantic validation errors as located `Violation`s.
+* `fingerprint` - content identities of plan rows: recipe fingerprints, eval recipes, git blob ids.
 * `atomic`      - write a file so that readers see the old bytes or the new ones.
 * `blockcache`  - content-addressed cache of parsed blocks under `.git/gov/`.
 * `locks`       - kernel locks (flock) under `.git/gov/locks/` that die with their process.

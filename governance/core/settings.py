@@ -56,6 +56,9 @@ class Settings:
     sweep_preflight: str = "auto"
     # Preflight warnings (GOV713) fail the check too.
     preflight_warnings_fail: bool = False
+    # Globs of repository files every row runs with (its harness, docs/sweeps.md
+    # 'Row identity'), besides what gov traces from the launch script.
+    harness_inputs: tuple[str, ...] = ()
     # `gov results compare`: a relative change past this many percent is flagged.
     results_threshold: str = "5"
     # Stricter-than-reference codes this repository phases in (docs/rules.md).
@@ -86,7 +89,14 @@ class Settings:
         return int(last)
 
 
-_LIST_KEYS = {"master_configs", "placeholders", "sweep_labels", "ignore", "former_repositories"}
+_LIST_KEYS = {
+    "master_configs",
+    "placeholders",
+    "sweep_labels",
+    "ignore",
+    "former_repositories",
+    "harness_inputs",
+}
 _TABLE_KEYS = {"script_names"}
 _BOOL_KEYS = {"sweep_on_merge", "preflight_warnings_fail"}
 _NOT_KEYS = {"source", "repository_from"}

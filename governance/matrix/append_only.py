@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from governance.core.codes import violation
+from governance.core.fingerprint import CURVE_IGNORE
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError
 from governance.matrix.model import AGENTIC, SweepEntry
@@ -72,7 +73,6 @@ def _raw_or_none(catalog: Catalog, key: str) -> Any:
 
 
 # A curve (and a recipe) is a row without its concurrency and run name.
-CURVE_IGNORE = ("conc", "exp-name", "recipe-fingerprint")
 
 
 def _points(row: dict[str, Any]) -> set[int]:

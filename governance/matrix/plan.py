@@ -17,7 +17,6 @@ Pipeline, in the reference's order (docs/matrix.md, 'The plan document'):
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Any
 from governance.changelog.keys import wildcard_matches
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
+from governance.core.fingerprint import recipe_fingerprint
 from governance.matrix.additions import (
     CHANGELOG_FILE,
     Additions,
@@ -35,7 +35,7 @@ from governance.matrix.additions import (
     resolve_entry_keys,
     validate_entries,
 )
-from governance.matrix.append_only import CURVE_IGNORE, append_only_delta, append_only_scope
+from governance.matrix.append_only import append_only_delta, append_only_scope
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError
 from governance.matrix.expand import EvalMode, generate
@@ -289,13 +289,6 @@ def trim_conc(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif index in survivors:
             out.append(row)
     return out
-
-
-def recipe_fingerprint(row: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of the row without conc/exp-name (docs/matrix.md)."""
-    recipe = {k: v for k, v in row.items() if k not in CURVE_IGNORE}
-    text = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def assemble(

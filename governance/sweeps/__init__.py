@@ -2,6 +2,8 @@
 (docs/sweeps.md, docs/slurm.md).
 
 * `identity`       - what identifies a plan row for launching and reuse.
+* `harness`        - the files a row runs, traced from its launch script (pure).
+* `harness_files`  - reading a harness from the checkout rows run from.
 * `naming`         - row -> launch script: the naming rule as data.
 * `multinode`      - multi-node rows: per-family script or recipe rules, node counts.
 * `jobs`           - plan row -> `LaunchJob`: environment, result file name, folders.

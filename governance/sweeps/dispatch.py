@@ -21,13 +21,18 @@ from typing import TYPE_CHECKING, Any
 from governance.core.codes import violation
 from governance.core.diagnostics import UsageError, Violation, line_col
 from governance.core.state import StateLayout
+from governance.sweeps.harness import Harness
+from governance.sweeps.harness_files import CheckoutHarness
 from governance.sweeps.identity import (
     EVAL_SECTIONS,
     THROUGHPUT_SECTIONS,
     PlanRow,
     RowError,
+    RowIdentity,
     conc_label,
     job_key,
+    row_identity,
+    row_recipe,
 )
 from governance.sweeps.jobs import (
     DEFAULT_TIMEOUT_SECONDS,
@@ -56,6 +61,7 @@ class SweepPaths:
     scripts: Path
     results: Path
     ledger: Path
+    checkout: Path  # the tree rows run from (their harness is read there)
 
 
 def sweep_paths(root: Path, git_dir: Path, settings: Settings) -> SweepPaths:
@@ -64,7 +70,35 @@ def sweep_paths(root: Path, git_dir: Path, settings: Settings) -> SweepPaths:
     scripts = root / settings.scripts
     results = root / settings.results if settings.results else state.results
     ledger = root / settings.ledger if settings.ledger else state.runs_db
-    return SweepPaths(scripts, results, ledger)
+    return SweepPaths(scripts, results, ledger, root)
+
+
+def harness_reader(paths: SweepPaths, settings: Settings) -> CheckoutHarness:
+    """What traces each row's harness in the checkout the rows run from."""
+    where = f"{settings.source or 'settings'}"
+    return CheckoutHarness(paths.checkout, settings.harness_inputs, where)
+
+
+def verify_fingerprints(rows: Sequence[PlanRow], where: str) -> None:
+    """Refuse a plan any of whose rows does not hash to its `recipe-fingerprint`
+    (exit 2, every such row named): its results would be filed under a
+    recipe it is not."""
+    wrong = []
+    for row in rows:
+        try:
+            row_recipe(row)
+        except RowError as exc:
+            wrong.append(str(exc))
+    if wrong:
+        listed = "\n  ".join(wrong[:20]) + (
+            f"\n  … and {len(wrong) - 20} more" if len(wrong) > 20 else ""
+        )
+        raise UsageError(
+            f"GOV701 plan-invalid: {len(wrong)} row(s) do not match their recipe fingerprint:\n  "
+            + listed,
+            "regenerate the plan with `gov plan --format json` instead of editing it",
+            where=where,
+        )
 
 
 def resolver_for(paths: SweepPaths, settings: Settings) -> ScriptResolver:
@@ -138,10 +172,17 @@ class Resolved:
     problem: str = ""
     code: str = ""  # GOV702 no script / GOV703 unsafe value
     resolution: Resolution | None = None  # what the naming rules said
+    harness: Harness | None = None  # the files the row runs (None: not traced)
 
     @property
     def ok(self) -> bool:
         return not self.problem
+
+    @property
+    def identity(self) -> RowIdentity | None:
+        if self.harness is None:
+            return None
+        return row_identity(self.row, self.harness.digest)
 
 
 def select_only(rows: Sequence[PlanRow], only: Sequence[str]) -> list[PlanRow]:
@@ -165,16 +206,19 @@ def resolve_rows(
     machine: str,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     build: bool = True,
+    harness: CheckoutHarness | None = None,
 ) -> list[Resolved]:
     """Script and job per row; `build=False` (dry run) only validates. The
     jobs of one call are one launch: their folders are
-    `<results_root>/runs/<a new launch token>/<job key>/`."""
+    `<results_root>/runs/<a new launch token>/<job key>/`. With `harness`,
+    each resolved row also gets the files it runs."""
     launch_root = launch_folder(results_root)
     out: list[Resolved] = []
     seen: set[str] = set()
     for row in rows:
         try:
             key = job_key(row)
+            row_recipe(row)
         except RowError as exc:
             out.append(Resolved(row, "-", None, None, (), str(exc), "GOV703"))
             continue
@@ -182,6 +226,10 @@ def resolve_rows(
             continue
         seen.add(key)
         found = resolver.resolve(row)
+        traced = None
+        if harness is not None and not found.problem:
+            entry = [p for p in (found.script, found.recipe_path) if p is not None]
+            traced = harness.of(entry) if entry else None
         if found.problem:
             code = found.code or "GOV702"
             out.append(Resolved(row, key, None, None, found.tried, found.problem, code, found))
@@ -196,7 +244,11 @@ def resolve_rows(
         try:
             if not build or found.script is None:
                 check_row(row, machine)
-                out.append(Resolved(row, key, found.script, None, found.tried, resolution=found))
+                out.append(
+                    Resolved(
+                        row, key, found.script, None, found.tried, resolution=found, harness=traced
+                    )
+                )
                 continue
             job = build_job(
                 row,
@@ -212,7 +264,9 @@ def resolve_rows(
                 Resolved(row, key, found.script, None, found.tried, str(exc), "GOV703", found)
             )
             continue
-        out.append(Resolved(row, key, found.script, job, found.tried, resolution=found))
+        out.append(
+            Resolved(row, key, found.script, job, found.tried, resolution=found, harness=traced)
+        )
     return out
 
 
@@ -362,6 +416,7 @@ def launch_rows(
     """Run every resolved job and record the outcomes (also when interrupted)."""
     ready = [item for item in resolved if item.job is not None]
     rows: Mapping[str, PlanRow] = {item.key: item.row for item in ready}
+    traced: Mapping[str, Resolved] = {item.key: item for item in ready}
     jobs = [item.job for item in ready if item.job is not None]
     for item in ready:
         assert item.job is not None
@@ -387,6 +442,8 @@ def launch_rows(
             result_path=str(o.job.result_dir),
             script=str(o.job.script),
             files=files,
+            recipe=row_recipe(rows[o.job.key]),
+            harness=traced[o.job.key].harness,
         )
         for o, files in finished
     ]

@@ -1,7 +1,11 @@
 """What identifies a plan row for launching and reuse (pure: dicts in, data out).
 
 A row's *recipe* is its fingerprint (SHA-256 of the row without conc/exp-name,
-docs/matrix.md, 'Recipe fingerprints'); a *point* is recipe + concurrency.
+docs/matrix.md, 'Recipe fingerprints'), always recomputed from the row: a plan
+document's field is checked, never trusted. An eval row is its own recipe.
+A *point* is recipe + concurrency; a row's *identity* is its point plus the
+digest of its harness (the files it runs, `sweeps.harness`): what reuse, the
+ledger and the report compare (docs/sweeps.md, 'Row identity').
 Values that end up in file names (fingerprints, exp-names, tokens of script
 names) are validated here, so nothing a changelog or master config says can
 steer a path.
@@ -10,12 +14,19 @@ steer a path.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from governance.core.fingerprint import (
+    canonical_json,
+    eval_recipe,
+    plan_row_fingerprint,
+    recipe_fingerprint,
+    sha256_hex,
+)
 
 THROUGHPUT_SECTIONS = ("single_node", "multi_node")
 EVAL_SECTIONS = ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals")
@@ -142,8 +153,46 @@ def safe_token(row: PlanRow, field: str, value: Any | None = None) -> str:
 
 def eval_id(row: PlanRow) -> str:
     """Eval rows carry no fingerprint: name them by their content."""
-    text = json.dumps(dict(row.data), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return eval_recipe(row.data)
+
+
+def row_recipe(row: PlanRow) -> str:
+    """The row's recipe, computed by gov: the fingerprint of a throughput row
+    (RowError when the row's `recipe-fingerprint` field says otherwise: the
+    row was edited after `gov plan`), the content id of an eval row."""
+    if row.is_eval:
+        return eval_id(row)
+    given = checked_fingerprint(row)
+    computed = plan_row_fingerprint(row.data, given)
+    if computed is None:
+        raise RowError(
+            f"{row.where}: `recipe-fingerprint` {(given or '')[:16]}… does not match the "
+            f"row's fields (gov computes {recipe_fingerprint(row.data)[:16]}…): the row was "
+            "edited after `gov plan`, so its results would be filed under another recipe"
+        )
+    return computed
+
+
+@dataclass(frozen=True, slots=True)
+class RowIdentity:
+    """Recipe + concurrency + harness digest: equal identities ran the same
+    recipe, at the same point, with the same files."""
+
+    recipe: str
+    conc: str
+    harness: str
+
+    @property
+    def digest(self) -> str:
+        return sha256_hex(canonical_json([self.recipe, self.conc, self.harness]))
+
+    @property
+    def short(self) -> str:
+        return self.digest[:16]
+
+
+def row_identity(row: PlanRow, harness_digest: str) -> RowIdentity:
+    return RowIdentity(row_recipe(row), conc_label(row), harness_digest)
 
 
 def job_key(row: PlanRow) -> str:

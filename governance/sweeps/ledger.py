@@ -15,17 +15,22 @@ batch or none of it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from governance.core.diagnostics import UsageError
 from governance.core.state import SqliteStore
+from governance.sweeps.harness import Harness
+from governance.sweeps.identity import RowIdentity
 from governance.sweeps.reuse import RunRecord
 from governance.sweeps.runfiles import RunFile
 
-# 2: commit_runs. 3: run_files (a v2 file gains the table when opened; its
-# runs have no digests, so they are no reuse sources).
+# 2: commit_runs. 3: run_files and run_identity (a v2 file gains the tables
+# when opened; its runs have neither digests nor identities, so they are no
+# reuse sources).
 SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -61,6 +66,16 @@ CREATE TABLE IF NOT EXISTS run_files (
     sha256      TEXT,              -- NULL: not hashed (larger than the cap, or not a file)
     PRIMARY KEY (run_id, name)
 );
+-- What a run was, as gov computed it at launch (docs/sweeps.md, 'Row identity').
+-- Runs recorded before v3 have no row here: they are never reuse sources.
+CREATE TABLE IF NOT EXISTS run_identity (
+    run_id      INTEGER PRIMARY KEY REFERENCES runs (id),
+    recipe      TEXT NOT NULL,     -- the recomputed fingerprint, or an eval row's content id
+    identity    TEXT NOT NULL,     -- sha256 of [recipe, conc, harness digest]
+    harness_digest TEXT NOT NULL,
+    harness     TEXT NOT NULL      -- JSON {path: git blob id} of the files the row ran
+);
+CREATE INDEX IF NOT EXISTS run_identity_recipe ON run_identity (recipe);
 """
 COLUMNS = [
     "id",
@@ -98,6 +113,9 @@ class LedgerRun:
     detail: str
     result_path: str
     script: str
+    recipe: str | None = None  # None: recorded before identities (ledger v3)
+    identity: str | None = None
+    harness: dict[str, str] | None = None
 
     def record(self) -> RunRecord:
         """The slice the pure reuse core needs."""
@@ -110,10 +128,14 @@ class LedgerRun:
             self.pr,
             self.result_path,
             self.ended_at,
+            recipe=self.recipe,
+            harness=self.harness,
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {name: getattr(self, name) for name in COLUMNS}
+        out: dict[str, object] = {name: getattr(self, name) for name in COLUMNS}
+        out.update(recipe=self.recipe, identity=self.identity, harness=self.harness)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +156,15 @@ class NewRun:
     result_path: str
     script: str = ""
     files: tuple[RunFile, ...] = ()  # what a succeeded run left (runfiles.record)
+    recipe: str = ""  # empty: no identity recorded (the run is never a reuse source)
+    harness: Harness | None = None
+
+    def identity_row(self, run_id: int) -> tuple[object, ...] | None:
+        if not self.recipe or self.harness is None:
+            return None
+        identity = RowIdentity(self.recipe, self.conc, self.harness.digest)
+        files = json.dumps(self.harness.as_dict(), sort_keys=True)
+        return (run_id, self.recipe, identity.digest, self.harness.digest, files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +214,13 @@ class Ledger:
                     [(run_id, f.name, f.size, f.sha256) for f in run.files],
                 )
                 ids.append(run_id)
+                identity = run.identity_row(run_id)
+                if identity is not None:
+                    conn.execute(
+                        "INSERT INTO run_identity (run_id, recipe, identity, harness_digest, "
+                        "harness) VALUES (?, ?, ?, ?, ?)",
+                        identity,
+                    )
         return ids
 
     def files(self, run_ids: Iterable[int]) -> dict[int, tuple[RunFile, ...]]:
@@ -201,28 +239,40 @@ class Ledger:
         return {run_id: tuple(files) for run_id, files in out.items()}
 
     def _select(self, where: str = "", args: Iterable[object] = ()) -> list[LedgerRun]:
-        sql = f"SELECT {', '.join(COLUMNS)} FROM runs {where} ORDER BY id"
+        names = ", ".join(f"r.{n}" for n in COLUMNS)
+        sql = (
+            f"SELECT {names}, i.recipe, i.identity, i.harness FROM runs r "
+            f"LEFT JOIN run_identity i ON i.run_id = r.id {where} ORDER BY r.id"
+        )
         with self._store.connect(write=False) as conn:
-            return [LedgerRun(*row) for row in conn.execute(sql, tuple(args))]
+            return [_ledger_run(tuple(row)) for row in conn.execute(sql, tuple(args))]
 
     def runs(self, *, pr: int | None = None) -> list[LedgerRun]:
         if pr is None:
             return self._select()
-        return self._select("WHERE pr = ?", (pr,))
+        return self._select("WHERE r.pr = ?", (pr,))
 
     def by_fingerprint(self, prefix: str) -> list[LedgerRun]:
         """Runs whose fingerprint starts with `prefix` (hex only)."""
-        return self._select("WHERE fingerprint LIKE ?", (prefix.lower() + "%",))
+        return self._select("WHERE r.fingerprint LIKE ?", (prefix.lower() + "%",))
 
     def for_fingerprints(self, fingerprints: Iterable[str]) -> list[LedgerRun]:
-        """Runs of any of these recipes (what reuse needs), in chunks."""
-        wanted = sorted(set(fingerprints))
-        out: list[LedgerRun] = []
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
+        """Runs of any of these recipe fingerprints (what reuse needs)."""
+        return [run for run in self.for_recipes(fingerprints) if run.fingerprint]
+
+    def for_recipes(self, recipes: Iterable[str]) -> list[LedgerRun]:
+        """Runs of any of these recipes (fingerprints or eval content ids), as
+        gov recorded them, or as the plan field named them before identities
+        were recorded (what reuse needs to say why it reruns), in chunks."""
+        wanted = sorted(set(recipes))
+        out: dict[int, LedgerRun] = {}
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start : start + 400]
             marks = ", ".join("?" * len(chunk))
-            out.extend(self._select(f"WHERE fingerprint IN ({marks})", chunk))
-        return sorted(out, key=lambda run: run.id)
+            where = f"WHERE i.recipe IN ({marks}) OR r.fingerprint IN ({marks})"
+            for run in self._select(where, [*chunk, *chunk]):
+                out[run.id] = run
+        return sorted(out.values(), key=lambda run: run.id)
 
     # -- what a commit's results are made of ------------------------------------
 
@@ -253,11 +303,25 @@ class Ledger:
         the runs launched at it (a plain `gov launch`: all measured)."""
         names = ", ".join(f"r.{n}" for n in COLUMNS)
         sql = (
-            f"SELECT c.origin, {names} FROM commit_runs c JOIN runs r ON r.id = c.run_id "
+            f"SELECT c.origin, {names}, i.recipe, i.identity, i.harness FROM commit_runs c "
+            "JOIN runs r ON r.id = c.run_id LEFT JOIN run_identity i ON i.run_id = r.id "
             "WHERE c.commit_sha = ? ORDER BY c.job_key"
         )
         with self._store.connect(write=False) as conn:
             rows = [tuple(row) for row in conn.execute(sql, (commit,))]
         if rows:
-            return [(str(row[0]), LedgerRun(*row[1:])) for row in rows]
-        return [("measured", run) for run in self._select("WHERE commit_sha = ?", (commit,))]
+            return [(str(row[0]), _ledger_run(row[1:])) for row in rows]
+        return [("measured", run) for run in self._select("WHERE r.commit_sha = ?", (commit,))]
+
+
+def _ledger_run(row: Sequence[object]) -> LedgerRun:
+    """A `runs` row plus its `run_identity` columns (NULL before v3)."""
+    plain: tuple[Any, ...] = tuple(row[: len(COLUMNS)])
+    recipe, identity, harness = row[len(COLUMNS) :]
+    files = json.loads(str(harness)) if harness is not None else None
+    return replace(
+        LedgerRun(*plain),
+        recipe=str(recipe) if recipe is not None else None,
+        identity=str(identity) if identity is not None else None,
+        harness=files if isinstance(files, dict) else None,
+    )

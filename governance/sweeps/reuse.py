@@ -11,7 +11,7 @@ No clock, no git, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -49,6 +49,8 @@ class RunRecord:
     # Why the run's files cannot vouch for it ("" = verified; the caller
     # checks them, runfiles.verify): a succeeded run with evidence is no reuse source.
     evidence: str = ""
+    recipe: str | None = None  # computed by gov at launch; None: recorded before ledger v3
+    harness: Mapping[str, str] | None = None  # {path: git blob id} the run ran with
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from governance.core.fingerprint import recipe_fingerprint
 from tests.harness import PROJECT
 
 SCRIPTS = PROJECT / "launch" / "benchmarks"
@@ -23,8 +23,8 @@ def _with_changes(row: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any
     `conc` and `exp-name`) unless the changes name a fingerprint."""
     row.update(changes)
     if "recipe-fingerprint" not in changes:
-        recipe = {k: v for k, v in row.items() if k not in ("conc", "exp-name")}
-        row["recipe-fingerprint"] = fingerprint_of(json.dumps(recipe, sort_keys=True))
+        row.pop("recipe-fingerprint", None)
+        row["recipe-fingerprint"] = recipe_fingerprint(row)
     return row
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from governance.core.fingerprint import recipe_fingerprint
 from governance.sweeps.dispatch import launch_rows, resolve_rows
 from governance.sweeps.identity import PlanRow, plan_rows
 from governance.sweeps.ledger import Ledger
@@ -112,6 +113,8 @@ def _multinode(settings: list[str]) -> dict[str, Any]:
     row["prefill"] = {**worker, "dp-attn": False, "additional-settings": settings}
     row["decode"] = {**worker, "dp-attn": False, "additional-settings": []}
     row["conc"] = [4, 8]
+    row.pop("recipe-fingerprint")
+    row["recipe-fingerprint"] = recipe_fingerprint(row)  # the row gov plan would print
     return row
 
 
