@@ -95,17 +95,16 @@ def launch(
         failures,
         harness_reader,
         launch_rows,
-        load_plan,
         resolve_rows,
         resolver_for,
         select_only,
         sweep_paths,
-        verify_fingerprints,
     )
     from governance.sweeps.identity import plan_rows
     from governance.sweeps.jobs import machine_name
     from governance.sweeps.launcher import get_launcher
     from governance.sweeps.ledger import Ledger
+    from governance.sweeps.plan_file import load_plan, verify_fingerprints
 
     document = load_plan(plan_file)
     repo, settings = open_repo()

@@ -2,6 +2,7 @@
 (docs/sweeps.md, docs/slurm.md).
 
 * `identity`       - what identifies a plan row for launching and reuse.
+* `plan_file`      - a plan document read for launching: JSON, shape, recomputed fingerprints.
 * `harness`        - the files a row runs, traced from its launch script (pure).
 * `harness_files`  - reading a harness from the checkout rows run from.
 * `naming`         - row -> launch script: the naming rule as data.

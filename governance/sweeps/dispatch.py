@@ -10,22 +10,19 @@ transaction.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from governance.core.codes import violation
-from governance.core.diagnostics import UsageError, Violation, line_col
+from governance.core.diagnostics import UsageError, Violation
 from governance.core.state import StateLayout
 from governance.sweeps.harness import Harness
 from governance.sweeps.harness_files import CheckoutHarness
 from governance.sweeps.identity import (
-    EVAL_SECTIONS,
-    THROUGHPUT_SECTIONS,
     PlanRow,
     RowError,
     RowIdentity,
@@ -79,28 +76,6 @@ def harness_reader(paths: SweepPaths, settings: Settings) -> CheckoutHarness:
     return CheckoutHarness(paths.checkout, settings.harness_inputs, where)
 
 
-def verify_fingerprints(rows: Sequence[PlanRow], where: str) -> None:
-    """Refuse a plan any of whose rows does not hash to its `recipe-fingerprint`
-    (exit 2, every such row named): its results would be filed under a
-    recipe it is not."""
-    wrong = []
-    for row in rows:
-        try:
-            row_recipe(row)
-        except RowError as exc:
-            wrong.append(str(exc))
-    if wrong:
-        listed = "\n  ".join(wrong[:20]) + (
-            f"\n  … and {len(wrong) - 20} more" if len(wrong) > 20 else ""
-        )
-        raise UsageError(
-            f"GOV701 plan-invalid: {len(wrong)} row(s) do not match their recipe fingerprint:\n  "
-            + listed,
-            "regenerate the plan with `gov plan --format json` instead of editing it",
-            where=where,
-        )
-
-
 def resolver_for(paths: SweepPaths, settings: Settings) -> ScriptResolver:
     table = settings.script_names or DEFAULT_SCRIPT_NAMES
     # How a CONFIG_FILE names the scripts folder: its path in the repository.
@@ -110,54 +85,6 @@ def resolver_for(paths: SweepPaths, settings: Settings) -> ScriptResolver:
     except TemplateError as exc:
         where = f"{settings.source or 'settings'}: script-names"
         raise UsageError(f"{where}: {exc}", "fix the template in [tool.gov.script-names]") from exc
-
-
-def load_plan(path: Path) -> dict[str, Any]:
-    """Read a `gov plan --format json` document; errors name file:line:column."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(
-            f"{path}: cannot read the plan: {exc.strerror}", "gov plan --format json > PLAN.json"
-        ) from exc
-    try:
-        document = json.loads(data)
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: the plan is not UTF-8", "regenerate it with gov plan") from exc
-    except json.JSONDecodeError as exc:
-        line, column = line_col(data, len(exc.doc[: exc.pos].encode("utf-8")))
-        raise UsageError(
-            f"GOV701 plan-invalid: {exc.msg}",
-            "regenerate it: gov plan --base-ref BASE --format json > PLAN.json",
-            where=f"{path}:{line}:{column}",
-        ) from exc
-    problem = _shape_problem(document)
-    if problem:
-        raise UsageError(
-            f"GOV701 plan-invalid: {problem}",
-            "pass what `gov plan --format json` prints",
-            where=str(path),
-        )
-    return document
-
-
-def _shape_problem(document: Any) -> str:
-    if not isinstance(document, dict):
-        return "the plan must be a JSON object"
-    if not any(key in document for key in (*THROUGHPUT_SECTIONS, *EVAL_SECTIONS)):
-        return "no single_node, multi_node or evals section"
-    for section in THROUGHPUT_SECTIONS:
-        buckets = document.get(section, {})
-        if not isinstance(buckets, dict):
-            return f"`{section}` must map buckets to lists of rows"
-        for bucket, rows in buckets.items():
-            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-                return f"`{section}.{bucket}` must be a list of row objects"
-    for section in EVAL_SECTIONS:
-        rows = document.get(section, [])
-        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            return f"`{section}` must be a list of row objects"
-    return ""
 
 
 @dataclass(frozen=True, slots=True)
