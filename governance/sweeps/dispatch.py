@@ -25,10 +25,8 @@ from governance.sweeps.harness_files import CheckoutHarness
 from governance.sweeps.identity import (
     PlanRow,
     RowError,
-    RowIdentity,
     conc_label,
     job_key,
-    row_identity,
     row_recipe,
 )
 from governance.sweeps.jobs import (
@@ -104,12 +102,6 @@ class Resolved:
     @property
     def ok(self) -> bool:
         return not self.problem
-
-    @property
-    def identity(self) -> RowIdentity | None:
-        if self.harness is None:
-            return None
-        return row_identity(self.row, self.harness.digest)
 
 
 def select_only(rows: Sequence[PlanRow], only: Sequence[str]) -> list[PlanRow]:

@@ -130,7 +130,6 @@ def references(path: str, text: str) -> References:
     resolved against its folder. Paths that climb above the repository root
     are dropped (they cannot name a repository file)."""
     here = posixpath.dirname(path)
-    dir_vars: set[str] = set()
     found: list[str] = []
     loose: list[tuple[str, tuple[str, ...]]] = []
 
@@ -139,13 +138,12 @@ def references(path: str, text: str) -> References:
         if joined not in (".", "..") and not joined.startswith("../"):
             found.append(joined)
 
+    self_dir = _SELF_DIR
     for number, line in _code_lines(text):
         assigned = _DIR_ASSIGN.match(line)
         if assigned:
-            dir_vars.add(assigned["name"] or assigned["name2"])
-        self_dir = "|".join(
-            [_SELF_DIR] + [rf"\$\{{{re.escape(v)}\}}|\${re.escape(v)}\b" for v in dir_vars]
-        )
+            name = assigned["name"] or assigned["name2"]
+            self_dir += rf"|\$\{{{re.escape(name)}\}}|\${re.escape(name)}\b"
         for match in re.finditer(r"(?:" + self_dir + r")\"?" + _PATH_TAIL, line):
             add(match["tail"], here)
         for match in _SOURCE.finditer(line):

@@ -186,14 +186,6 @@ class RowIdentity:
     def digest(self) -> str:
         return sha256_hex(canonical_json([self.recipe, self.conc, self.harness]))
 
-    @property
-    def short(self) -> str:
-        return self.digest[:16]
-
-
-def row_identity(row: PlanRow, harness_digest: str) -> RowIdentity:
-    return RowIdentity(row_recipe(row), conc_label(row), harness_digest)
-
 
 def job_key(row: PlanRow) -> str:
     """Unique within a launch; also the result folder below the results root."""
