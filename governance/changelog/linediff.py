@@ -125,28 +125,26 @@ def _indent(line: bytes) -> int:
     return -1
 
 
+def _nearest_indent(lines: list[bytes], order: range) -> tuple[int, int]:
+    """(blank lines skipped, indent of the first non-blank line) walking `order`;
+    past `_MAX_BLANKS` blanks xdiff stops and takes indent 0 (-1: none found)."""
+    blanks = 0
+    for i in order:
+        indent = _indent(lines[i])
+        if indent != -1:
+            return blanks, indent
+        blanks += 1
+        if blanks == _MAX_BLANKS:
+            return blanks, 0
+    return blanks, -1
+
+
 def _split_score(lines: list[bytes], split: int) -> tuple[int, int]:
     """(effective indent, penalty) of a group boundary before line `split`."""
     end_of_file = split >= len(lines)
     indent = -1 if end_of_file else _indent(lines[split])
-    pre_blank, pre_indent = 0, -1
-    for i in range(split - 1, -1, -1):
-        pre_indent = _indent(lines[i])
-        if pre_indent != -1:
-            break
-        pre_blank += 1
-        if pre_blank == _MAX_BLANKS:
-            pre_indent = 0
-            break
-    post_blank, post_indent = 0, -1
-    for i in range(split + 1, len(lines)):
-        post_indent = _indent(lines[i])
-        if post_indent != -1:
-            break
-        post_blank += 1
-        if post_blank == _MAX_BLANKS:
-            post_indent = 0
-            break
+    pre_blank, pre_indent = _nearest_indent(lines, range(split - 1, -1, -1))
+    post_blank, post_indent = _nearest_indent(lines, range(split + 1, len(lines)))
     penalty = 0
     if pre_indent == -1 and pre_blank == 0:
         penalty += _START_OF_FILE_PENALTY
