@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -144,21 +145,7 @@ def test_files_are_recorded_with_the_run_in_one_transaction(tmp_path: Path) -> N
     with Ledger(tmp_path / "runs.sqlite3") as ledger:
         (run_id,) = ledger.add([run])
         assert ledger.files([run_id]) == {run_id: files}
-        bad = NewRun(
-            "f" * 64,
-            "ffff-conc8",
-            "8",
-            "a" * 40,
-            1,
-            "local",
-            "t0",
-            "t1",
-            "succeeded",
-            0,
-            "",
-            str(folder),
-            files=(files[0], files[0]),
-        )
+        bad = replace(run, job_key="ffff-conc8", conc="8", files=(files[0], files[0]))
         with pytest.raises(sqlite3.IntegrityError):  # a duplicate name mid-batch
             ledger.add([run, bad])
         assert [r.id for r in ledger.runs()] == [run_id]
