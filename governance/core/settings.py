@@ -59,6 +59,9 @@ class Settings:
     # Globs of repository files every row runs with (its harness, docs/sweeps.md
     # 'Row identity'), besides what gov traces from the launch script.
     harness_inputs: tuple[str, ...] = ()
+    # prepare-merge, a reusable run whose harness differs only in files main
+    # changed after the sweep: "reuse" it (and report the drift) or "rerun" it.
+    harness_change: str = "reuse"
     # `gov results compare`: a relative change past this many percent is flagged.
     results_threshold: str = "5"
     # Stricter-than-reference codes this repository phases in (docs/rules.md).
@@ -158,6 +161,11 @@ def _coerce(key: str, value: Any, where: str) -> Any:
             raise UsageError(
                 f"{where}: `{key}` must be auto, true or false", f'e.g. {key} = "auto"'
             )
+        return text
+    if name == "harness_change":
+        text = value.strip().lower() if isinstance(value, str) else ""
+        if text not in ("reuse", "rerun"):
+            raise UsageError(f"{where}: `{key}` must be reuse or rerun", f'e.g. {key} = "rerun"')
         return text
     if name == "results_threshold":
         try:

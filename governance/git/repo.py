@@ -300,6 +300,26 @@ class GitRepo:
         """Commits reachable from `head` but not from `base`, oldest first."""
         return self._repo.git.rev_list("--reverse", f"{base}..{head}").split()
 
+    def paths_touched(self, base: str, head: str) -> frozenset[str] | None:
+        """Every path a commit of `base..head` changed, merges included where
+        they differ from all their parents (None: git could not tell). Each
+        commit counts, so a file changed and then restored is touched."""
+        done = self._git(
+            "log", *NO_DIFF_DRIVERS, "-z", "--no-renames", "--cc", "--format=", "--name-only",
+            f"{base}..{head}", "--",
+        )  # fmt: skip
+        if done.returncode != 0:
+            return None
+        return frozenset(name for name in done.stdout.replace("\n", "\0").split("\0") if name)
+
+    def commits_touching(self, base: str, head: str, path: str) -> list[str]:
+        """Non-merge commits of `base..head` that changed `path`, newest first."""
+        done = self._git(
+            "--literal-pathspecs", "log", *NO_DIFF_DRIVERS, "--no-merges", "--format=%H",
+            f"{base}..{head}", "--", path,
+        )  # fmt: skip
+        return done.stdout.split() if done.returncode == 0 else []
+
     # -- refs and commits for the embedded forge ---------------------------
 
     def ref_sha(self, ref: str) -> str | None:

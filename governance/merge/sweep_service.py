@@ -23,16 +23,26 @@ from governance.sweeps.dispatch import (
     LaunchResult,
     Progress,
     Resolved,
+    harness_reader,
     launch_rows,
     resolve_rows,
     resolver_for,
     sweep_paths,
 )
-from governance.sweeps.identity import PlanRow, RowError, conc_label, plan_rows
+from governance.sweeps.harness_files import CheckoutHarness
+from governance.sweeps.identity import PlanRow, RowError, job_key, plan_rows
 from governance.sweeps.jobs import DEFAULT_TIMEOUT_SECONDS, machine_name
 from governance.sweeps.launcher import get_launcher
 from governance.sweeps.ledger import CommitRow, Ledger, LedgerRun
-from governance.sweeps.reuse import ReuseDecision, ReuseMode, RunRecord, decide
+from governance.sweeps.naming import ScriptResolver
+from governance.sweeps.reuse import (
+    IdentifiedRow,
+    ReuseDecision,
+    ReuseMode,
+    RunRecord,
+    decide,
+    identified,
+)
 from governance.sweeps.runfiles import evidence
 
 if TYPE_CHECKING:
@@ -48,6 +58,7 @@ class SweepSection:
     resolved: list[Resolved] = field(default_factory=list)
     launch: LaunchResult | None = None
     dry_run: bool = False
+    commit: str = ""  # what rerun rows are measured at (the prepared merge commit)
 
     @property
     def interrupted(self) -> bool:
@@ -72,13 +83,15 @@ class SweepSection:
                 "where": d.row.where,
                 "fingerprint": d.row.fingerprint,
                 "conc": d.row.data.get("conc"),
+                "identity": d.identity,
             }
             if d.reused_from is not None:
                 item.update(
                     action="reused",
                     run_id=d.reused_from.run_id,
-                    commit=d.reused_from.commit,
+                    commit=d.reused_from.commit,  # where the reused run was measured
                     result_path=d.reused_from.result_path,
+                    drift=[{"path": x.path, "commits": list(x.commits)} for x in d.drift],
                 )
             else:
                 item.update(action="rerun", reason=str(d.reason), detail=d.detail)
@@ -88,6 +101,7 @@ class SweepSection:
                 elif d.key in outcomes:
                     item["status"] = str(outcomes[d.key].status)
                     item["run_id"] = ids.get(d.key)
+                    item["commit"] = self.commit
                 else:
                     item["status"] = "dry-run" if self.dry_run else "not launched"
             out.append(item)
@@ -109,14 +123,21 @@ class SweepSection:
             f"{len(self.decision.rerun)} rerun" + (" (dry run)" if self.dry_run else "")
         ]
         for item in self.rows():
+            identity = f"identity {(item['identity'] or 'untraced')[:16]}"
             if item["action"] == "reused":
                 lines.append(
-                    f"  reused {item['key']}  from run {item['run_id']} at {item['commit'][:12]}"
+                    f"  reused {item['key']}  {identity}  run {item['run_id']} measured at "
+                    f"{item['commit'][:12]}"
                 )
+                for drift in item["drift"]:
+                    by = ", ".join(c[:12] for c in drift["commits"]) or "no commit found"
+                    lines.append(f"         harness drift: {drift['path']} changed on main ({by})")
             else:
                 why = item["reason"] + (f" ({item['detail']})" if item["detail"] else "")
                 status = item.get("problem") or item["status"]
-                lines.append(f"  rerun  {item['key']}  {why}: {status}")
+                if item.get("run_id") is not None:
+                    status += f", run {item['run_id']} measured at {item['commit'][:12]}"
+                lines.append(f"  rerun  {item['key']}  {identity}  {why}: {status}")
         return "\n".join(lines) + "\n"
 
 
@@ -131,6 +152,7 @@ def sweep_after_merge(
     dry_run: bool = False,
     *,
     pr_head_document: Mapping[str, Any] | None = None,
+    pr_touched: Collection[str] | None = None,
     parallel: int = 1,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     progress: bool = True,
@@ -142,26 +164,41 @@ def sweep_after_merge(
     `repo` is a GitRepo whose working tree holds the merged tree (scripts run
     from its scripts folder); the new runs are recorded under `commit`
     (default: its HEAD, the merge commit); `pr_commits` are the PR's commit
-    SHAs (full);
-    `pr_head_document` is the PR-head plan, which lets a rerun say "fingerprint
-    changed by main" instead of "new recipe". `scripts_root`: a checkout of
-    the merged tree to take the launch scripts from, when `repo`'s working
-    tree is not it (results and the ledger stay with `repo`)."""
+    SHAs (full); `pr_touched` the paths those commits changed (None: unknown,
+    so any harness drift reruns); `pr_head_document` is the PR-head plan,
+    which lets a rerun say "recipe changed by main" instead of "new recipe".
+    `scripts_root`: a checkout of the merged tree to take the launch scripts
+    (and so every row's harness) from, when `repo`'s working tree is not it
+    (results and the ledger stay with `repo`)."""
     rows = plan_rows(plan_document)
     head_rows = plan_rows(pr_head_document) if pr_head_document is not None else None
     paths = sweep_paths(repo.root, repo.git_dir, settings)
     if scripts_root is not None:
-        paths = replace(paths, scripts=scripts_root / settings.scripts)
+        paths = replace(paths, scripts=scripts_root / settings.scripts, checkout=scripts_root)
+    resolver = resolver_for(paths, settings)
+    harness = harness_reader(paths, settings)
+    machine = machine_name(launcher_name)
+    commit = commit or repo.worktree.head_sha()
     with Ledger(paths.ledger) as ledger:
         try:
-            fingerprints = {r.fingerprint for r in rows if r.fingerprint}
-            runs = _verified(ledger, ledger.for_fingerprints(fingerprints), rows, mode)
-            decision = decide(rows, runs, pr_commits, pr_head_rows=head_rows, mode=mode)
+            identified_rows = _identified(rows, resolver, harness, paths.results, machine)
+            recipes = {item.recipe for item in identified_rows}
+            runs = _verified(ledger, ledger.for_recipes(recipes), identified_rows, mode)
+            decision = decide(
+                identified_rows,
+                runs,
+                pr_commits,
+                pr_touched=pr_touched,
+                harness_change=settings.harness_change,
+                pr_head_rows=head_rows,
+                mode=mode,
+            )
         except RowError as exc:
             raise FindingsError(
                 "the post-merge plan holds a row gov will not launch",
                 [violation("GOV703", str(exc), "plan", hint="regenerate the plan with gov plan")],
             ) from exc
+        decision = _with_drift_commits(repo, decision, commit)
         if not decision.ok:
             findings = [
                 violation(
@@ -174,15 +211,12 @@ def sweep_after_merge(
                 for d in decision.rerun
             ]
             raise FindingsError("reuse-only: some rows have no reusable result", findings)
-        section = SweepSection(decision, dry_run=dry_run)
-        commit = commit or repo.worktree.head_sha()
+        section = SweepSection(decision, dry_run=dry_run, commit=commit)
         rerun = [d.row for d in decision.rerun]
         if not rerun:
             if not dry_run:
                 ledger.attribute(commit, pr_number, attribution(section))
             return section
-        resolver = resolver_for(paths, settings)
-        machine = machine_name(launcher_name)
         section.resolved = resolve_rows(
             rerun,
             resolver,
@@ -190,6 +224,7 @@ def sweep_after_merge(
             machine=machine,
             timeout_seconds=timeout_seconds,
             build=not dry_run,
+            harness=harness,
         )
         if dry_run:
             return section
@@ -208,17 +243,53 @@ def sweep_after_merge(
     return section
 
 
+def _identified(
+    rows: Sequence[PlanRow],
+    resolver: ScriptResolver,
+    harness: CheckoutHarness,
+    results: Path,
+    machine: str,
+) -> list[IdentifiedRow]:
+    """Every row with its recipe and the files it runs in the tree that lands
+    (RowError for a row whose fingerprint field lies). A row gov cannot
+    resolve to a script has no harness: it is never reused."""
+    traced = resolve_rows(rows, resolver, results, machine=machine, build=False, harness=harness)
+    files = {r.key: r.harness.as_dict() for r in traced if r.harness is not None}
+    return [identified(row, files.get(job_key(row))) for row in rows]
+
+
+def _with_drift_commits(repo: GitRepo, decision: ReuseDecision, landing: str) -> ReuseDecision:
+    """Each drifted file of a reused row with the commits between the run and
+    `landing` that changed it (what the report names)."""
+    cache: dict[tuple[str, str], tuple[str, ...]] = {}
+    rows = []
+    for d in decision.rows:
+        if d.reused_from is not None and d.drift:
+            run_commit = d.reused_from.commit
+            drift = []
+            for item in d.drift:
+                key = (run_commit, item.path)
+                if key not in cache:
+                    cache[key] = tuple(repo.commits_touching(run_commit, landing, item.path))
+                drift.append(replace(item, commits=cache[key]))
+            d = replace(d, drift=tuple(drift))
+        rows.append(d)
+    return replace(decision, rows=rows)
+
+
 def _verified(
-    ledger: Ledger, runs: Sequence[LedgerRun], rows: Sequence[PlanRow], mode: ReuseMode
+    ledger: Ledger, runs: Sequence[LedgerRun], rows: Sequence[IdentifiedRow], mode: ReuseMode
 ) -> list[RunRecord]:
     """The runs as the reuse core sees them, each succeeded run of a point of
     the plan with its evidence: "" when its recorded files are all there,
     unchanged, else why not (runfiles.verify). Only candidates are read."""
     if mode is ReuseMode.RERUN_ALL:
         return [run.record() for run in runs]
-    points = {(r.fingerprint, conc_label(r)) for r in rows if r.fingerprint}
+    points = {(item.recipe, item.conc) for item in rows}
     candidates = [
-        run for run in runs if run.status == "succeeded" and (run.fingerprint, run.conc) in points
+        run
+        for run in runs
+        if run.status == "succeeded" and (run.recipe or run.fingerprint, run.conc) in points
     ]
     found = evidence(ledger, candidates)
     return [replace(run.record(), evidence=found.get(run.id, "")) for run in runs]

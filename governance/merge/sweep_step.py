@@ -1,11 +1,13 @@
 """prepare-merge's sweep step: reuse the PR's results, launch the rest.
 
 The adapter between the merge state machine (`steps.SweepHook`) and the
-sweeps service (`sweeps.aftermerge.sweep_after_merge`). Launch scripts are
+sweeps service (`merge.sweep_service.sweep_after_merge`). Launch scripts are
 taken from the prepared merge commit, checked out in a temporary linked
 worktree, so a row runs the scripts it will land with; results and the run
 ledger stay with the repository. The PR-head plan is computed too, so a
-rerun can say "fingerprint changed by main" rather than "new recipe".
+rerun can say "recipe changed by main" rather than "new recipe", and the
+paths the PR's commits touched, which tell a harness drift of the PR's
+from one of main's (docs/sweeps.md, 'Reuse at merge').
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ class SweepAfterMerge:
                 self.options.mode,
                 request.dry_run,
                 pr_head_document=self._pr_head_plan(request),
+                pr_touched=self._pr_touched(request),
                 parallel=self.options.parallel,
                 progress=self.options.progress,
                 commit=request.prepared,
@@ -128,6 +131,14 @@ class SweepAfterMerge:
         except (GovError, sqlite3.Error) as exc:
             return f"; the run ledger was not updated ({exc})"
         return f"; {rows} result row(s) recorded for it in the run ledger"
+
+    def _pr_touched(self, request: SweepRequest) -> frozenset[str] | None:
+        """What the PR's own commits changed, each commit counted (a helper
+        doctored for the sweep and restored later is touched); None: unknown,
+        so no harness drift is put on main."""
+        if not request.pr_head or not request.main_tip:
+            return None
+        return self.repo.paths_touched(request.main_tip, request.pr_head)
 
     def _pr_head_plan(self, request: SweepRequest) -> dict[str, Any] | None:
         """The plan the PR's own sweeps ran (None when it cannot be built:

@@ -59,7 +59,7 @@ class Harness:
 
     @property
     def digest(self) -> str:
-        return sha256_hex(canonical_json([list(item) for item in self.files]))
+        return harness_digest(self.as_dict())
 
     def as_dict(self) -> dict[str, str]:
         return dict(self.files)
@@ -68,6 +68,11 @@ class Harness:
         """Paths whose blob differs from `other` (or exist in only one of the two)."""
         mine = self.as_dict()
         return sorted(p for p in mine.keys() | other.keys() if mine.get(p) != other.get(p))
+
+
+def harness_digest(files: Mapping[str, str]) -> str:
+    """One digest for {path: blob id}: what a row identity holds."""
+    return sha256_hex(canonical_json([[path, files[path]] for path in sorted(files)]))
 
 
 # path -> (blob id, the file's bytes when it is small enough to scan, else

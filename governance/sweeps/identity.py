@@ -38,7 +38,7 @@ FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 SAFE_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 # Fields that tell two rows of one config apart on a dashboard curve, besides
 # conc: a "slot". Main can change a recipe (image, model, settings) while the
-# slot stays the same; that is what "fingerprint changed by main" detects.
+# slot stays the same; that is what "recipe changed by main" detects.
 SLOT_FIELDS = (
     "model-prefix",
     "precision",

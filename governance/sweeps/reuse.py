@@ -1,21 +1,42 @@
-"""Per-row reuse at merge time (pure: plan rows + ledger runs in, decisions out).
+"""Per-row reuse at merge time (pure: identified rows + ledger runs in, decisions out).
 
 The reference reuses a whole PR run or nothing and never compares the merged
 matrix with the run it reuses (docs/differences.md). Here every row of the
-post-merge plan is decided on its own: it is REUSED only when the ledger holds
-a successful run of the *same recipe fingerprint at the same concurrency*
-produced from a commit of this PR, whose result files the caller verified
-(`RunRecord.evidence` empty); every other row is RERUN, with a reason.
+post-merge plan, throughput and eval alike, is decided on its own, on its
+identity (docs/sweeps.md, 'Row identity'): it is REUSED only from a succeeded
+run of a commit of this PR with the *same recipe and concurrency*, whose
+result files the caller verified (`RunRecord.evidence` empty), and
+
+* with the same harness (every file the row runs, by blob id), or
+* with a harness that differs only in files the PR's own commits never
+  touched (main changed them after the sweep): reused, and the decision
+  lists that drift, unless `harness_change` is "rerun".
+
+A harness file the PR touched (its sweep ran another version than the one
+that lands, whatever the final diff says), a file outside the repository, or
+a PR whose touched files are unknown: the row is RERUN. Every rerun says why.
 No clock, no git, no I/O.
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from governance.sweeps.identity import PlanRow, conc_label, job_key, slot
+from governance.sweeps.harness import harness_digest
+from governance.sweeps.identity import (
+    PlanRow,
+    RowError,
+    RowIdentity,
+    conc_label,
+    job_key,
+    row_recipe,
+    slot,
+)
+
+HARNESS_CHANGES = ("reuse", "rerun")  # the `harness-change` setting's values
 
 
 class ReuseMode(StrEnum):
@@ -25,13 +46,17 @@ class ReuseMode(StrEnum):
 
 
 class Reason(StrEnum):
-    EVAL = "eval rows carry no fingerprint"
     RERUN_ALL = "rerun-all requested"
     NEW_RECIPE = "new recipe"
-    CHANGED_BY_MAIN = "fingerprint changed by main"
+    CHANGED_BY_MAIN = "recipe changed by main"
     PREVIOUS_FAILED = "previous run failed"
     NO_RUN = "no run on a PR commit"
     RESULTS_UNVERIFIABLE = "result files unverifiable"
+    NO_IDENTITY = "run recorded without an identity"
+    HARNESS_UNKNOWN = "files the row runs not traced"
+    HARNESS_BY_PR = "harness changed by the PR since its sweep"
+    HARNESS_BY_MAIN = "harness changed on main since the sweep (harness-change = rerun)"
+    HARNESS_UNATTRIBUTED = "harness changed since the sweep, by commits gov cannot tell"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,12 +79,45 @@ class RunRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class IdentifiedRow:
+    """A plan row with what gov computed for it: recipe, concurrency, and the
+    files it runs in the tree that lands (None: gov could not trace them)."""
+
+    row: PlanRow
+    recipe: str
+    conc: str
+    harness: Mapping[str, str] | None
+
+    @property
+    def identity(self) -> str | None:
+        if self.harness is None:
+            return None
+        return RowIdentity(self.recipe, self.conc, harness_digest(self.harness)).digest
+
+
+def identified(row: PlanRow, harness: Mapping[str, str] | None) -> IdentifiedRow:
+    """RowError when the row's fingerprint field does not match its fields."""
+    return IdentifiedRow(row, row_recipe(row), conc_label(row), harness)
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """A harness file of a reused run that differs in the tree that lands,
+    with the main commits that changed it (filled in by the caller, who has git)."""
+
+    path: str
+    commits: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class RowDecision:
     row: PlanRow
     key: str
     reused_from: RunRecord | None = None
     reason: Reason | None = None  # set exactly when the row is rerun
-    detail: str = ""  # e.g. the run id that failed, the old fingerprint
+    detail: str = ""  # e.g. the run id that failed, the files that changed
+    identity: str | None = None  # the row's identity in the tree that lands
+    drift: tuple[Drift, ...] = ()  # reused despite these main-only harness changes
 
     @property
     def reused(self) -> bool:
@@ -85,72 +143,145 @@ class ReuseDecision:
         return self.mode is not ReuseMode.REUSE_ONLY or not self.rerun
 
 
+def _newest(runs: Iterable[RunRecord]) -> RunRecord | None:
+    return max(runs, key=lambda r: (r.ended_at, r.run_id), default=None)
+
+
+def _changed(mine: Mapping[str, str], theirs: Mapping[str, str]) -> list[str]:
+    return sorted(p for p in mine.keys() | theirs.keys() if mine.get(p) != theirs.get(p))
+
+
+class _Candidates:
+    """The runs of one point (recipe, conc) on the PR's commits, by kind."""
+
+    def __init__(self) -> None:
+        self.sources: list[RunRecord] = []  # succeeded, verified, with an identity
+        self.unverifiable: list[RunRecord] = []
+        self.unidentified: list[RunRecord] = []
+        self.failed: list[RunRecord] = []
+
+    def add(self, run: RunRecord) -> None:
+        if run.status != "succeeded":
+            self.failed.append(run)
+        elif run.evidence:
+            self.unverifiable.append(run)
+        elif run.recipe is None or run.harness is None:
+            self.unidentified.append(run)
+        else:
+            self.sources.append(run)
+
+
+def _head_recipe(row: PlanRow) -> str | None:
+    try:
+        return row_recipe(row)
+    except RowError:
+        return None
+
+
 def decide(
-    rows: Sequence[PlanRow],
+    rows: Sequence[IdentifiedRow],
     runs: Iterable[RunRecord],
     pr_commits: Collection[str],
     *,
+    pr_touched: Collection[str] | None = frozenset(),
+    harness_change: str = "reuse",
     pr_head_rows: Sequence[PlanRow] | None = None,
     mode: ReuseMode = ReuseMode.AUTO,
 ) -> ReuseDecision:
-    """Decide every row of the post-merge plan. Rows must already be validated
-    (`rows.job_key` raises RowError on a malformed fingerprint or conc)."""
+    """Decide every row of the post-merge plan.
+
+    `pr_touched`: the repository paths the PR's own commits changed (None:
+    unknown, so no harness drift can be put on main). `pr_head_rows`: the
+    plan the PR's sweep ran, to tell "recipe changed by main" from "new recipe".
+    """
+    if harness_change not in HARNESS_CHANGES:
+        raise ValueError(f"harness_change must be one of {HARNESS_CHANGES}: {harness_change!r}")
     commits = {c.lower() for c in pr_commits}
-    succeeded: dict[tuple[str, str], RunRecord] = {}
-    failed: dict[tuple[str, str], RunRecord] = {}
-    unverifiable: dict[tuple[str, str], RunRecord] = {}  # succeeded, files not verified
-    seen: set[str] = set()
+    points: dict[tuple[str, str], _Candidates] = {}
+    seen: set[str] = set()  # every recipe the ledger or the PR head knows
     for run in runs:
-        if run.fingerprint is None:
+        recipe = run.recipe or run.fingerprint  # before v3: the plan field's word
+        if recipe is None:
             continue
-        seen.add(run.fingerprint)
-        if run.commit.lower() not in commits:
-            continue
-        point = (run.fingerprint, run.conc)
-        target = succeeded if run.status == "succeeded" else failed
-        if run.status == "succeeded" and run.evidence:
-            target = unverifiable
-        best = target.get(point)
-        if best is None or (run.ended_at, run.run_id) > (best.ended_at, best.run_id):
-            target[point] = run
+        seen.add(recipe)
+        if run.commit.lower() in commits:
+            points.setdefault((recipe, run.conc), _Candidates()).add(run)
     head_by_slot: dict[tuple[object, ...], str] = {}
     for head_row in pr_head_rows or ():
-        if head_row.fingerprint:
-            seen.add(head_row.fingerprint)
-            head_by_slot[slot(head_row)] = head_row.fingerprint
+        recipe = _head_recipe(head_row)
+        if recipe is not None:
+            seen.add(recipe)
+            head_by_slot[slot(head_row)] = recipe
 
     decisions = []
-    for row in rows:
-        key = job_key(row)
-        fingerprint = row.fingerprint
-        if fingerprint is None:
-            decisions.append(RowDecision(row, key, reason=Reason.EVAL))
-            continue
+    for item in rows:
+        key = job_key(item.row)
+        found = points.get((item.recipe, item.conc), _Candidates())
         if mode is ReuseMode.RERUN_ALL:
-            decisions.append(RowDecision(row, key, reason=Reason.RERUN_ALL))
-            continue
-        point = (fingerprint, conc_label(row))
-        if point in succeeded:
-            decisions.append(RowDecision(row, key, reused_from=succeeded[point]))
-            continue
-        if point in unverifiable:
-            run = unverifiable[point]
-            detail = f"run {run.run_id}: {run.evidence}"
-            decisions.append(
-                RowDecision(row, key, reason=Reason.RESULTS_UNVERIFIABLE, detail=detail)
-            )
-            continue
-        if point in failed:
-            run = failed[point]
-            detail = f"run {run.run_id} {run.status} at {run.commit[:12]}"
-            decisions.append(RowDecision(row, key, reason=Reason.PREVIOUS_FAILED, detail=detail))
-            continue
-        old = head_by_slot.get(slot(row))
-        if old is not None and old != fingerprint:
-            detail = f"PR head ran {old[:16]}"
-            decisions.append(RowDecision(row, key, reason=Reason.CHANGED_BY_MAIN, detail=detail))
-        elif fingerprint not in seen:
-            decisions.append(RowDecision(row, key, reason=Reason.NEW_RECIPE))
+            decision = RowDecision(item.row, key, reason=Reason.RERUN_ALL)
+        elif found.sources:
+            decision = _from_sources(item, found.sources, pr_touched, harness_change)
         else:
-            decisions.append(RowDecision(row, key, reason=Reason.NO_RUN))
+            reason, detail = _why_no_source(item, found, head_by_slot, seen)
+            decision = RowDecision(item.row, key, reason=reason, detail=detail)
+        decisions.append(replace(decision, key=key, identity=item.identity))
     return ReuseDecision(mode, decisions)
+
+
+def _from_sources(
+    item: IdentifiedRow,
+    sources: Sequence[RunRecord],
+    pr_touched: Collection[str] | None,
+    harness_change: str,
+) -> RowDecision:
+    """Reuse from one of the point's reusable runs, or say why not."""
+    if item.harness is None:
+        return RowDecision(item.row, "", reason=Reason.HARNESS_UNKNOWN)
+    harness = dict(item.harness)
+    same = _newest(r for r in sources if dict(r.harness or {}) == harness)
+    if same is not None:
+        return RowDecision(item.row, "", reused_from=same)
+
+    def by_pr(path: str) -> bool:
+        """A drifted file the PR may have changed (or nobody can tell)."""
+        return pr_touched is None or posixpath.isabs(path) or path in pr_touched
+
+    drifts = {r.run_id: _changed(harness, r.harness or {}) for r in sources}
+    main_only = _newest(r for r in sources if not any(by_pr(p) for p in drifts[r.run_id]))
+    if main_only is not None:
+        changed = drifts[main_only.run_id]
+        if harness_change == "reuse":
+            drift = tuple(Drift(p) for p in changed)
+            return RowDecision(item.row, "", reused_from=main_only, drift=drift)
+        detail = f"{', '.join(changed)} differ from run {main_only.run_id}"
+        return RowDecision(item.row, "", reason=Reason.HARNESS_BY_MAIN, detail=detail)
+    newest = _newest(sources)
+    assert newest is not None  # sources is not empty
+    changed = drifts[newest.run_id]
+    if pr_touched is None or any(posixpath.isabs(p) for p in changed):
+        detail = f"{', '.join(changed)} differ from run {newest.run_id}"
+        return RowDecision(item.row, "", reason=Reason.HARNESS_UNATTRIBUTED, detail=detail)
+    touched = ", ".join(p for p in changed if by_pr(p))
+    detail = f"{touched} changed after run {newest.run_id}"
+    return RowDecision(item.row, "", reason=Reason.HARNESS_BY_PR, detail=detail)
+
+
+def _why_no_source(
+    item: IdentifiedRow,
+    found: _Candidates,
+    head_by_slot: Mapping[tuple[object, ...], str],
+    seen: Collection[str],
+) -> tuple[Reason, str]:
+    """Why a row without a reusable run reruns, the most telling reason first."""
+    if (run := _newest(found.unverifiable)) is not None:
+        return Reason.RESULTS_UNVERIFIABLE, f"run {run.run_id}: {run.evidence}"
+    if (run := _newest(found.unidentified)) is not None:
+        return Reason.NO_IDENTITY, f"run {run.run_id} predates row identities (ledger v3)"
+    if (run := _newest(found.failed)) is not None:
+        return Reason.PREVIOUS_FAILED, f"run {run.run_id} {run.status} at {run.commit[:12]}"
+    old = head_by_slot.get(slot(item.row))
+    if old is not None and old != item.recipe:
+        return Reason.CHANGED_BY_MAIN, f"PR head ran {old[:16]}"
+    if item.recipe not in seen:
+        return Reason.NEW_RECIPE, ""
+    return Reason.NO_RUN, ""

@@ -25,11 +25,12 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert ": pr-link XXX -> https://github.com/SemiAnalysisAI/InferenceX/pull/2194" in out
     for step in ("resolve", "canonicalize", "check", "plan", "push", "checks", "land"):
         assert f"[ok] {step}" in out, step
-    # The PR's sweep is reused where main left the recipe alone and rerun
-    # where main's image bump changed it (and for evals, which carry no fingerprint).
+    # The PR's sweep is reused where main left the recipe alone, eval rows
+    # included (an eval row is its own recipe), and rerun where main's image
+    # bump changed it.
     assert "PR #2194's sweep ran 18 row(s)" in out
-    assert "sweep after merge (reuse): 11 reused, 7 rerun" in out
-    assert out.count("fingerprint changed by main") == 5
+    assert "sweep after merge (reuse): 13 reused, 5 rerun" in out
+    assert out.count("recipe changed by main") == 5
     assert "PR #2194 squash-merged as" in out
     changelog, _, comparison = out.partition("== gov results compare --pr 2194")
     assert changelog.rstrip().endswith(

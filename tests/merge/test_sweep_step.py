@@ -84,7 +84,7 @@ def test_reuses_unchanged_recipes_and_reruns_what_main_changed(swept: Repo) -> N
     # Reused rows come from the PR's own runs; the MTP throughput rows run again
     # because main's image bump changed their fingerprint.
     assert all(r["fingerprint"] in previous for r in reused)
-    changed = [r for r in rerun if r["reason"] == "fingerprint changed by main"]
+    changed = [r for r in rerun if r["reason"] == "recipe changed by main"]
     assert changed and all(r["fingerprint"] not in previous for r in changed)
     assert all(r["status"] == "succeeded" for r in rerun)
     after = runs(swept)

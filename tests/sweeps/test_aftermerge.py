@@ -70,11 +70,12 @@ def run(merged: dict[str, object], mode: ReuseMode = ReuseMode.AUTO, dry_run: bo
 def test_reuses_what_matches_and_reruns_the_rest(merged: dict[str, object]) -> None:
     section = run(merged)
     reasons = Counter(str(d.reason) for d in section.decision.rerun)
-    assert len(section.decision.reused) == 9  # dsr1: 1k1k conc 4..64, 8k1k conc 4..32
+    # dsr1: 1k1k conc 4..64, 8k1k conc 4..32, and the eval row (its own recipe)
+    assert len(section.decision.reused) == 10
+    assert [d.row.is_eval for d in section.decision.reused].count(True) == 1
     assert reasons == {
-        "fingerprint changed by main": 5,  # the MTP config, conc 4..64
+        "recipe changed by main": 5,  # the MTP config, conc 4..64
         "no run on a PR commit": 1,  # dsr1 1k1k conc 128: known recipe, new point
-        "eval rows carry no fingerprint": 1,
     }
     assert section.ok and section.launch is not None
     assert {str(o.status) for o in section.launch.outcomes} == {"succeeded"}
@@ -83,29 +84,30 @@ def test_reuses_what_matches_and_reruns_the_rest(merged: dict[str, object]) -> N
     assert all(r["commit"] == merged["pr_head"] and r["run_id"] for r in reused)
     assert all(r["status"] == "succeeded" and r["run_id"] for r in rows if r["action"] == "rerun")
     text = section.render_text()
-    assert text.startswith("sweep after merge (reuse): 9 reused, 7 rerun")
-    assert "fingerprint changed by main (PR head ran " in text
+    assert text.startswith("sweep after merge (reuse): 10 reused, 6 rerun")
+    assert "recipe changed by main (PR head ran " in text
     repo = merged["repo"]
     assert isinstance(repo, Repo)
     with Ledger(repo.path / ".git" / "gov" / "runs.sqlite3") as ledger:
         new = [r for r in ledger.runs(pr=PR) if r.commit_sha != merged["pr_head"]]
-    assert len(new) == 7 and {r.commit_sha for r in new} == {repo.git("rev-parse", "HEAD")}
-    # Ran once: a second decision reuses everything but the eval row.
+    assert len(new) == 6 and {r.commit_sha for r in new} == {repo.git("rev-parse", "HEAD")}
+    # The new runs are on the merge commit, not a PR commit: a second decision
+    # reruns the same rows.
     again = run(merged, dry_run=True)
-    assert len(again.decision.rerun) == 7  # the new runs are on the merge commit, not a PR commit
+    assert len(again.decision.rerun) == 6
 
 
 def test_reuse_only_refuses_before_launching(merged: dict[str, object]) -> None:
     with pytest.raises(FindingsError) as caught:
         run(merged, ReuseMode.REUSE_ONLY)
     codes = {v.code for v in caught.value.violations}
-    assert codes == {"GOV704"} and len(caught.value.violations) == 7
-    assert any("fingerprint changed by main" in v.message for v in caught.value.violations)
+    assert codes == {"GOV704"} and len(caught.value.violations) == 6
+    assert any("recipe changed by main" in v.message for v in caught.value.violations)
 
 
 def test_dry_run_and_rerun_all(merged: dict[str, object]) -> None:
     dry = run(merged, dry_run=True)
-    assert dry.launch is None and len(dry.resolved) == 7
+    assert dry.launch is None and len(dry.resolved) == 6
     assert {r["status"] for r in dry.to_dict()["rows"] if r["action"] == "rerun"} == {"dry-run"}
     everything = run(merged, ReuseMode.RERUN_ALL, dry_run=True)
     assert not everything.decision.reused and len(everything.resolved) == 16

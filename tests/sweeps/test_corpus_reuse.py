@@ -52,6 +52,7 @@ from governance.merge import journal as jr
 from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.sweep_step import SweepAfterMerge, SweepOptions
 from governance.sweeps.dispatch import launch_rows, resolve_rows
+from governance.sweeps.harness_files import CheckoutHarness
 from governance.sweeps.identity import conc_label, plan_rows
 from governance.sweeps.ledger import Ledger
 from governance.sweeps.local_launcher import LocalLauncher
@@ -168,8 +169,14 @@ def test_reuse_after_merging_main(clone: Path, tmp_path: Path) -> None:
             script.parent.mkdir(parents=True, exist_ok=True)
             script.write_text(TRIVIAL)
             script.chmod(0o755)
+        # The head's runs record their harness (these absolute scripts), as
+        # `gov launch` does: without one a run is no reuse source.
         resolved = resolve_rows(
-            head_rows, ScriptResolver(scripts), scratch / "results", machine="corpus"
+            head_rows,
+            ScriptResolver(scripts),
+            scratch / "results",
+            machine="corpus",
+            harness=CheckoutHarness(clone),
         )
         with Ledger(scratch / "runs.sqlite3") as ledger:
             ran = launch_rows(resolved, LocalLauncher(), ledger, commit=pr_head, pr=pr, parallel=2)
