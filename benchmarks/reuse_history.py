@@ -1,6 +1,6 @@
 """Merge-time reuse over the real InferenceX history: what would a landed PR rerun?
 
-    .venv/bin/python benchmarks/reuse_history.py [--repo CLONE] [--limit N] [--verbose]
+    .venv/bin/python benchmarks/reuse_history.py [--repo CLONE] [--limit N]
 
 For every PR branch of the shared corpus (`inferencex.bundle`: `main` plus
 400 real PR branches `pr/*`) that landed on main, two plans are computed:
@@ -14,11 +14,13 @@ For every PR branch of the shared corpus (`inferencex.bundle`: `main` plus
 
 Then every row of the landed plan is decided by the reuse core, given every
 row of the sweep plan as a succeeded run at the sweep head: *before* with
-today's `decide` (throughput rows matched on fingerprint + conc; eval rows
-always rerun), *after* with the identity-based `decide` (rows matched on
-recipe + conc + harness, eval rows included: an eval row's recipe is its
-content id). The harness is the empty mapping on both sides: the corpus holds
-only the changelog and configs/, no launch scripts. A landed row is
+the `decide` main had before c0b8b0a (governance/sweeps/reuse.py at
+`BEFORE`, read with `git show` from this checkout and run as it was:
+throughput rows matched on fingerprint + conc, eval rows always rerun),
+*after* with today's identity-based `decide` (rows matched on recipe + conc +
+harness, eval rows included: an eval row's recipe is its content id). The
+harness is the empty mapping on both sides: the corpus holds only the
+changelog and configs/, no launch scripts. A landed row is
 *identical* to a swept one when both have the same `row_recipe` and
 `conc_label`; the check line requires every identical row to be reused after
 (exit 1 otherwise, naming the PR and the row).
@@ -55,6 +57,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -65,13 +69,15 @@ from governance.core.diagnostics import FindingsError, GovError  # noqa: E402
 from governance.git.repo import GitRepo  # noqa: E402
 from governance.matrix.sources import default_cache, plan_between  # noqa: E402
 from governance.sweeps.identity import PlanRow, conc_label, plan_rows, row_recipe  # noqa: E402
-from governance.sweeps.reuse import ReuseDecision, RunRecord, decide  # noqa: E402
+from governance.sweeps.reuse import ReuseDecision, RunRecord, decide, identified  # noqa: E402
 
 BUNDLE = ROOT / ".." / "shared" / "corpus" / "inferencex.bundle"
 CHANGELOG = "perf-changelog.yaml"
 LANDED = re.compile(r"\(#(\d+)\)")  # the last one in a squash subject is the PR
 PR_LINK = re.compile(r"^\s*(?:-\s*)?pr-link:\s*['\"]?([^'\"\s]+)")
 CANONICAL = re.compile(r"https://github\.com/SemiAnalysisAI/Inference(?:X|MAX)/pull/(\d+)")
+# main just before c0b8b0a made reuse decide on row identity: what "before" runs
+BEFORE = "05a1790b8c12fd15a434f6079b0b85aa52b5f052"
 HARNESS: dict[str, str] = {}  # no launch scripts in this corpus: the same (empty) harness
 
 
@@ -104,7 +110,7 @@ class Tally:
 
 def landings(path: Path) -> dict[int, str]:
     """PR number → its squash commit on main."""
-    found = {}
+    found: dict[int, str] = {}
     for line in git(path, "log", "--first-parent", "--format=%H %s", "main").splitlines():
         sha, subject = line.split(" ", 1)
         numbers = LANDED.findall(subject)
@@ -178,26 +184,30 @@ def point(row: PlanRow) -> tuple[str, str]:
     return row_recipe(row), conc_label(row)
 
 
-def before(landed: Sequence[PlanRow], swept: Sequence[PlanRow], head: str) -> ReuseDecision:
-    """Today's decide: only throughput rows have runs to reuse."""
+def reuse_before() -> ModuleType:
+    """governance/sweeps/reuse.py as main had it before identity-based reuse:
+    the "before" column runs that code itself, not a re-creation of it."""
+    source = git(ROOT, "show", f"{BEFORE}:governance/sweeps/reuse.py")
+    module = ModuleType("reuse_before")
+    sys.modules[module.__name__] = module  # dataclasses look up their class's module
+    exec(compile(source, f"{BEFORE[:12]}:governance/sweeps/reuse.py", "exec"), module.__dict__)
+    return module
+
+
+def before(old: ModuleType, landed: Sequence[PlanRow], swept: Sequence[PlanRow], head: str) -> Any:
+    """The old decide (its ReuseDecision has the same fields): rows matched on
+    fingerprint + conc, so only the throughput rows' runs can be reused."""
     runs = [
-        RunRecord(i, row.fingerprint, conc_label(row), head, "succeeded")
+        old.RunRecord(i, row.fingerprint, conc_label(row), head, "succeeded")
         for i, row in enumerate(swept)
         if row.fingerprint
     ]
-    return decide(landed, runs, {head}, pr_head_rows=swept)
+    return old.decide(landed, runs, {head}, pr_head_rows=swept)
 
 
 def after(landed: Sequence[PlanRow], swept: Sequence[PlanRow], head: str) -> ReuseDecision:
-    """The identity-based decide: every swept row, evals included, is a run."""
-    from governance.sweeps import reuse
-
-    def identified(row: PlanRow) -> reuse.IdentifiedRow:
-        helper = getattr(reuse, "identified", None)
-        if helper is not None:
-            return helper(row, HARNESS)  # type: ignore[no-any-return]
-        return reuse.IdentifiedRow(row, row_recipe(row), conc_label(row), HARNESS)
-
+    """The identity-based decide: every swept row, evals included, is a run,
+    recorded with the recipe gov computes and the (empty) harness."""
     runs = [
         RunRecord(
             i,
@@ -210,9 +220,8 @@ def after(landed: Sequence[PlanRow], swept: Sequence[PlanRow], head: str) -> Reu
         )
         for i, row in enumerate(swept)
     ]
-    rows = [identified(row) for row in landed]
-    head_rows = [identified(row) for row in swept]
-    return decide(rows, runs, {head}, pr_head_rows=head_rows)  # type: ignore[arg-type]
+    rows = [identified(row, HARNESS) for row in landed]
+    return decide(rows, runs, {head}, pr_head_rows=swept)
 
 
 def count(decision: ReuseDecision, throughput: Tally, evals: Tally) -> None:
@@ -233,7 +242,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, help="existing clone of the corpus bundle")
     parser.add_argument("--limit", type=int, help="measure only the first N landed branches")
-    parser.add_argument("--verbose", action="store_true", help="one line per PR")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         path = args.repo
@@ -242,13 +250,14 @@ def main() -> None:
                 raise SystemExit(f"corpus bundle not found at {BUNDLE}")
             path = Path(scratch) / "corpus"
             clone_corpus(path)
-        measure(path, args.limit, args.verbose)
+        measure(path, args.limit)
 
 
-def measure(path: Path, limit: int | None, verbose: bool) -> None:
+def measure(path: Path, limit: int | None) -> None:
     started = time.monotonic()
     repo = GitRepo(path)
     cache: BlockCache = default_cache(repo)  # parsed master-config blocks, shared by all plans
+    reuse_old = reuse_before()
     left_out: Counter[str] = Counter()
     cases = find_cases(path, repo, left_out)[:limit]
     branches = len(git(path, "for-each-ref", "refs/heads/pr/").splitlines())
@@ -268,12 +277,14 @@ def measure(path: Path, limit: int | None, verbose: bool) -> None:
     for case in cases:
         base = repo.merge_base(case.sweep_head, f"{case.landing}^")
         plans = []
-        for which, (old, new) in (
+        for which, (base_ref, head_ref) in (
             ("sweep", (base, case.sweep_head)),
             ("landed", (f"{case.landing}^", case.landing)),
         ):
             try:
-                result = plan_between(repo, old, new, changelog_path=CHANGELOG, cache=cache)
+                result = plan_between(
+                    repo, base_ref, head_ref, changelog_path=CHANGELOG, cache=cache
+                )
             except GovError as exc:
                 skipped[skip_reason(which, exc)] += 1
                 break
@@ -282,7 +293,8 @@ def measure(path: Path, limit: int | None, verbose: bool) -> None:
             continue
         swept, landed = plans
         swept_points = {point(row) for row in swept}
-        old, new = before(landed, swept, case.sweep_head), after(landed, swept, case.sweep_head)
+        old = before(reuse_old, landed, swept, case.sweep_head)
+        new = after(landed, swept, case.sweep_head)
         for side, decision in (("before", old), ("after", new)):
             count(decision, *tallies[side])
             decisions[side].append(decision)
@@ -294,12 +306,11 @@ def measure(path: Path, limit: int | None, verbose: bool) -> None:
             for d in same
             if not d.reused
         ]
-        if verbose:
-            print(
-                f"  {case.branch} #{case.pr} sweep {case.sweep_head[:10]}: swept {len(swept)}, "
-                f"landed {len(landed)}, identical {len(same)}, reused "
-                f"{len(old.reused)} → {len(new.reused)}"
-            )
+        print(
+            f"  {case.branch} #{case.pr} sweep {case.sweep_head[:10]}: swept {len(swept)}, "
+            f"landed {len(landed)}, identical {len(same)}, reused before → after "
+            f"{len(old.reused)} → {len(new.reused)}"
+        )
 
     measured = len(decisions["after"])
     print(f"PRs measured: {measured}   PRs skipped: {sum(skipped.values())}")
