@@ -12,6 +12,11 @@ For every PR branch of the shared corpus (`inferencex.bundle`: `main` plus
   brings in a main commit), or its head when it never merged main;
 * the *landed plan*: what the landing commit adds, `plan_between(L^, L)`.
 
+The second population, *catch-ups*, is every PR branch, landed or not,
+that merged main after a sweep head: the sweep plan as above (against the
+sweep head's fork point), the "landed" plan the branch head's plan against
+the main it last merged (what prepare-merge would plan for it then).
+
 Then every row of the landed plan is decided by the reuse core, given every
 row of the sweep plan as a succeeded run at the sweep head: *before* with
 the `decide` main had before c0b8b0a (governance/sweeps/reuse.py at
@@ -96,9 +101,16 @@ def clone_corpus(target: Path) -> None:
 @dataclass(frozen=True, slots=True)
 class Case:
     branch: str
-    pr: int
-    landing: str  # the squash commit on main
+    pr: int | None  # None: a catch-up of a branch, landed or not
+    landing: str  # the squash commit on main, or the branch head after its catch-up
     sweep_head: str
+    sweep_base: str = ""  # "" = merge-base(sweep head, landing^)
+    landed_base: str = ""  # "" = landing^
+
+    def ranges(self, repo: GitRepo) -> tuple[tuple[str, str], tuple[str, str]]:
+        landed_base = self.landed_base or f"{self.landing}^"
+        sweep_base = self.sweep_base or repo.merge_base(self.sweep_head, landed_base)
+        return (sweep_base, self.sweep_head), (landed_base, self.landing)
 
 
 @dataclass
@@ -168,6 +180,29 @@ def find_cases(path: Path, repo: GitRepo, left_out: Counter[str]) -> list[Case]:
                 continue
             seen.add((case.sweep_head, case.landing))
             cases.append(case)
+    return cases
+
+
+def find_catchups(path: Path, repo: GitRepo, left_out: Counter[str]) -> list[Case]:
+    """Every PR branch that merged main after a sweep head, landed or not:
+    its sweep plan against the sweep head's fork point, and the plan of its
+    head against the main it last merged (what prepare-merge would plan)."""
+    main = repo.resolve("main")
+    on_main = set(git(path, "rev-list", "main").split())
+    cases: list[Case] = []
+    seen: set[str] = set()
+    refs = git(path, "for-each-ref", "--format=%(refname:short)", "refs/heads/pr/")
+    for branch in refs.split():
+        head = repo.resolve(branch)
+        swept = sweep_head(path, branch, on_main)
+        if swept == head:
+            left_out["never merged main"] += 1
+        elif head in seen:
+            left_out["same head as a branch before it"] += 1
+        else:
+            seen.add(head)
+            fork = repo.merge_base(swept, main)
+            cases.append(Case(branch, None, head, swept, fork, repo.merge_base(head, main)))
     return cases
 
 
@@ -241,7 +276,14 @@ def reasons(decisions: Iterable[ReuseDecision]) -> Counter[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, help="existing clone of the corpus bundle")
-    parser.add_argument("--limit", type=int, help="measure only the first N landed branches")
+    parser.add_argument("--limit", type=int, help="measure only the first N cases")
+    parser.add_argument(
+        "--population",
+        nargs="+",
+        choices=("landed", "catch-ups"),
+        default=["landed", "catch-ups"],
+        help="landed PRs (default: both), and/or every branch that merged main after a sweep",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         path = args.repo
@@ -250,21 +292,37 @@ def main() -> None:
                 raise SystemExit(f"corpus bundle not found at {BUNDLE}")
             path = Path(scratch) / "corpus"
             clone_corpus(path)
-        measure(path, args.limit)
+        failed = False
+        for population in args.population:
+            try:
+                measure(path, args.limit, population)
+            except SystemExit as exc:
+                failed = failed or bool(exc.code)
+        if failed:
+            raise SystemExit(1)
 
 
-def measure(path: Path, limit: int | None) -> None:
+def measure(path: Path, limit: int | None, population: str) -> None:
     started = time.monotonic()
     repo = GitRepo(path)
     cache: BlockCache = default_cache(repo)  # parsed master-config blocks, shared by all plans
     reuse_old = reuse_before()
     left_out: Counter[str] = Counter()
-    cases = find_cases(path, repo, left_out)[:limit]
     branches = len(git(path, "for-each-ref", "refs/heads/pr/").splitlines())
-    print(
-        f"corpus main {repo.resolve('main')[:12]}: {branches} PR branches, {len(cases)} "
-        f"sweeps of a landed PR ({len({c.landing for c in cases})} distinct landings)"
-    )
+    if population == "landed":
+        cases = find_cases(path, repo, left_out)[:limit]
+        print(
+            f"== landed PRs. corpus main {repo.resolve('main')[:12]}: {branches} PR branches, "
+            f"{len(cases)} sweeps of a landed PR ({len({c.landing for c in cases})} distinct "
+            "landings)"
+        )
+    else:
+        cases = find_catchups(path, repo, left_out)[:limit]
+        print(
+            f"== catch-ups. corpus main {repo.resolve('main')[:12]}: {branches} PR branches, "
+            f"{len(cases)} merged main after a sweep head (landed plan: the head's plan "
+            "against the main it merged)"
+        )
     for why, n in left_out.most_common():
         print(f"  left out {n}: {why}")
     print("harness: {} on both sides (the corpus has no launch scripts, only configs/)")
@@ -275,12 +333,9 @@ def measure(path: Path, limit: int | None) -> None:
     identical = reused_identical = 0
     missed: list[str] = []
     for case in cases:
-        base = repo.merge_base(case.sweep_head, f"{case.landing}^")
+        sweep_range, landed_range = case.ranges(repo)
         plans = []
-        for which, (base_ref, head_ref) in (
-            ("sweep", (base, case.sweep_head)),
-            ("landed", (f"{case.landing}^", case.landing)),
-        ):
+        for which, (base_ref, head_ref) in (("sweep", sweep_range), ("landed", landed_range)):
             try:
                 result = plan_between(
                     repo, base_ref, head_ref, changelog_path=CHANGELOG, cache=cache
@@ -301,16 +356,18 @@ def measure(path: Path, limit: int | None) -> None:
         same = [d for d in new.rows if point(d.row) in swept_points]
         identical += len(same)
         reused_identical += sum(d.reused for d in same)
+        label = f"#{case.pr}" if case.pr is not None else "catch-up"
         missed += [
-            f"{case.branch} (#{case.pr}) {d.row.where} {d.key}: {d.reason} {d.detail}"
+            f"{case.branch} ({label}) {d.row.where} {d.key}: {d.reason} {d.detail}"
             for d in same
             if not d.reused
         ]
-        print(
-            f"  {case.branch} #{case.pr} sweep {case.sweep_head[:10]}: swept {len(swept)}, "
-            f"landed {len(landed)}, identical {len(same)}, reused before → after "
-            f"{len(old.reused)} → {len(new.reused)}"
-        )
+        if len(cases) <= 30:  # a few landed PRs: one line each; the catch-ups: totals only
+            print(
+                f"  {case.branch} {label} sweep {case.sweep_head[:10]}: swept {len(swept)}, "
+                f"landed {len(landed)}, identical {len(same)}, reused before → after "
+                f"{len(old.reused)} → {len(new.reused)}"
+            )
 
     measured = len(decisions["after"])
     print(f"PRs measured: {measured}   PRs skipped: {sum(skipped.values())}")
