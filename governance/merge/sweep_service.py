@@ -12,13 +12,14 @@ something would have to run, before launching anything.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from governance.core.codes import violation
-from governance.core.diagnostics import FindingsError
+from governance.core.diagnostics import FindingsError, GovError
 from governance.sweeps.dispatch import (
     LaunchResult,
     Progress,
@@ -183,7 +184,7 @@ def sweep_after_merge(
         try:
             identified_rows = _identified(rows, resolver, harness, paths.results, machine)
             recipes = {item.recipe for item in identified_rows}
-            runs = _verified(ledger, ledger.for_recipes(recipes), identified_rows, mode)
+            runs = _verified(repo, ledger, ledger.for_recipes(recipes), identified_rows, mode)
             decision = decide(
                 identified_rows,
                 runs,
@@ -278,11 +279,16 @@ def _with_drift_commits(repo: GitRepo, decision: ReuseDecision, landing: str) ->
 
 
 def _verified(
-    ledger: Ledger, runs: Sequence[LedgerRun], rows: Sequence[IdentifiedRow], mode: ReuseMode
+    repo: GitRepo,
+    ledger: Ledger,
+    runs: Sequence[LedgerRun],
+    rows: Sequence[IdentifiedRow],
+    mode: ReuseMode,
 ) -> list[RunRecord]:
     """The runs as the reuse core sees them, each succeeded run of a point of
     the plan with its evidence: "" when its recorded files are all there,
-    unchanged, else why not (runfiles.verify). Only candidates are read."""
+    unchanged, else why not (runfiles.verify), and the harness files it did
+    not run as its commit holds them. Only candidates are read."""
     if mode is ReuseMode.RERUN_ALL:
         return [run.record() for run in runs]
     points = {(item.recipe, item.conc) for item in rows}
@@ -292,7 +298,27 @@ def _verified(
         if run.status == "succeeded" and (run.recipe or run.fingerprint, run.conc) in points
     ]
     found = evidence(ledger, candidates)
-    return [replace(run.record(), evidence=found.get(run.id, "")) for run in runs]
+    dirty = {run.id: uncommitted(repo, run) for run in candidates}
+    return [
+        replace(run.record(), evidence=found.get(run.id, ""), uncommitted=dirty.get(run.id, _NONE))
+        for run in runs
+    ]
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def uncommitted(repo: GitRepo, run: LedgerRun) -> frozenset[str]:
+    """The run's harness paths whose blob is not the one its commit holds (the
+    sweep ran a dirty working tree, or the commit is gone): every path when
+    git cannot tell."""
+    files = run.harness or {}
+    inside = [path for path in files if not posixpath.isabs(path)]
+    try:
+        at_commit = repo.blob_ids(run.commit_sha, inside)
+    except GovError:
+        return frozenset(inside)
+    return frozenset(path for path in inside if at_commit.get(path) != files[path])
 
 
 def attribution(section: SweepSection) -> list[CommitRow]:

@@ -9,8 +9,9 @@ result files the caller verified (`RunRecord.evidence` empty), and
 
 * with the same harness (every file the row runs, by blob id), or
 * with a harness that differs only in files the PR's own commits never
-  touched (main changed them after the sweep): reused, and the decision
-  lists that drift, unless `harness_change` is "rerun".
+  touched and that the run read as its commit holds them (so main changed
+  them after the sweep): reused, and the decision lists that drift, unless
+  `harness_change` is "rerun".
 
 A harness file the PR touched (its sweep ran another version than the one
 that lands, whatever the final diff says), a file outside the repository, or
@@ -76,6 +77,9 @@ class RunRecord:
     evidence: str = ""
     recipe: str | None = None  # computed by gov at launch; None: recorded before ledger v3
     harness: Mapping[str, str] | None = None  # {path: git blob id} the run ran with
+    # Harness paths whose bytes at the run were not its commit's (a dirty
+    # working tree; the caller compares with git): a drift there is the PR's.
+    uncommitted: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,12 +246,14 @@ def _from_sources(
     if same is not None:
         return RowDecision(item.row, "", reused_from=same)
 
-    def by_pr(path: str) -> bool:
+    def by_pr(path: str, run: RunRecord) -> bool:
         """A drifted file the PR may have changed (or nobody can tell)."""
-        return pr_touched is None or posixpath.isabs(path) or path in pr_touched
+        if pr_touched is None or posixpath.isabs(path):
+            return True
+        return path in pr_touched or path in run.uncommitted
 
     drifts = {r.run_id: _changed(harness, r.harness or {}) for r in sources}
-    main_only = _newest(r for r in sources if not any(by_pr(p) for p in drifts[r.run_id]))
+    main_only = _newest(r for r in sources if not any(by_pr(p, r) for p in drifts[r.run_id]))
     if main_only is not None:
         changed = drifts[main_only.run_id]
         if harness_change == "reuse":
@@ -261,8 +267,11 @@ def _from_sources(
     if pr_touched is None or any(posixpath.isabs(p) for p in changed):
         detail = f"{', '.join(changed)} differ from run {newest.run_id}"
         return RowDecision(item.row, "", reason=Reason.HARNESS_UNATTRIBUTED, detail=detail)
-    touched = ", ".join(p for p in changed if by_pr(p))
-    detail = f"{touched} changed after run {newest.run_id}"
+    touched = [p for p in changed if by_pr(p, newest)]
+    dirty = [p for p in touched if p in newest.uncommitted]
+    detail = f"{', '.join(touched)} changed after run {newest.run_id}"
+    if dirty:
+        detail += f" (which ran {', '.join(dirty)} as no commit holds it)"
     return RowDecision(item.row, "", reason=Reason.HARNESS_BY_PR, detail=detail)
 
 

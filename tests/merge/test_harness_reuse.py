@@ -80,6 +80,28 @@ def test_a_helper_doctored_for_the_sweep_and_restored_reruns(
         assert len(row["identity"]) == 64
 
 
+def test_a_sweep_from_a_dirty_working_tree_is_never_put_on_main(
+    forked: tuple[Repo, str], tmp_path: Path
+) -> None:
+    """The helper was doctored in the working tree only (never committed) for
+    the sweep: no PR commit touches it, but the run did not run what its
+    commit holds, so the drift is the PR's, not main's."""
+    repo, base = forked
+    clean = (repo.path / LIB).read_text()
+    repo.write(LIB, clean + "# doctored, never committed\n")
+    sweep_pr_head(repo, base, tmp_path)
+    repo.write(LIB, clean)
+    assert repo.git("status", "--porcelain") == ""
+    repo.git("checkout", "-q", "main")
+    repo.write("NOTES.md", "unrelated\n")
+    repo.commit("Notes")
+    sweep = prepare(repo)
+    assert (sweep["reused"], sweep["rerun"]) == (0, 10)
+    for row in sweep["rows"]:
+        assert row["reason"] == HARNESS_BY_PR, row
+        assert row["detail"].endswith(f"(which ran {LIB} as no commit holds it)"), row
+
+
 def test_main_changing_a_helper_is_reused_and_listed_with_mains_commit(
     forked: tuple[Repo, str], tmp_path: Path
 ) -> None:

@@ -134,6 +134,11 @@ def test_drift_from_main_only_is_reused_and_listed_or_rerun_on_request() -> None
         [landing], [swept], {COMMITS[0]}, pr_touched={"perf-changelog.yaml"}, harness_change="rerun"
     ).rows[0]
     assert rerun.reason is Reason.HARNESS_BY_MAIN and LIB in rerun.detail
+    # The sweep ran a dirty working tree: the drift in that file is the PR's.
+    dirty = RunRecord(**{**_fields(swept), "uncommitted": frozenset({LIB})})
+    ran_dirty = decide([landing], [dirty], {COMMITS[0]}, pr_touched=set()).rows[0]
+    assert ran_dirty.reason is Reason.HARNESS_BY_PR
+    assert ran_dirty.detail.endswith(f"(which ran {LIB} as no commit holds it)")
     # Unknown touched paths, or a file outside the repository: nobody can say it was main.
     unknown = decide([landing], [swept], {COMMITS[0]}, pr_touched=None).rows[0]
     assert unknown.reason is Reason.HARNESS_UNATTRIBUTED
@@ -145,6 +150,10 @@ def test_drift_from_main_only_is_reused_and_listed_or_rerun_on_request() -> None
         {COMMITS[0]},
     )
     assert moved.rows[0].reason is Reason.HARNESS_UNATTRIBUTED
+
+
+def _fields(record: RunRecord) -> dict[str, object]:
+    return {name: getattr(record, name) for name in RunRecord.__dataclass_fields__}
 
 
 def test_an_exact_harness_match_beats_a_newer_drifted_run() -> None:
@@ -207,6 +216,7 @@ runs_strategy = st.lists(
         st.sampled_from(STATUSES),
         st.sampled_from(range(len(HARNESSES))),
         st.booleans(),  # files verified
+        st.booleans(),  # ran the helper as its commit holds it
     ),
     max_size=16,
 )
@@ -226,9 +236,12 @@ def test_property_reuse_only_from_a_provable_run(
 ) -> None:
     rows = [row(image, conc, i, HARNESSES[h]) for i, (image, conc, h) in enumerate(row_specs)]
     runs = [
-        run(i + 1, rows[pick % len(rows)], commit, status, harness=HARNESSES[h], conc=conc,
-            evidence="" if verified else "result files missing: x")
-        for i, (pick, conc, commit, status, h, verified) in enumerate(run_specs)
+        RunRecord(**{
+            **_fields(run(i + 1, rows[pick % len(rows)], commit, status, harness=HARNESSES[h],
+                          conc=conc, evidence="" if verified else "result files missing: x")),
+            "uncommitted": frozenset() if clean else frozenset({LIB}),
+        })
+        for i, (pick, conc, commit, status, h, verified, clean) in enumerate(run_specs)
         if rows
     ]  # fmt: skip
     decision = decide(
@@ -257,7 +270,7 @@ def test_property_reuse_only_from_a_provable_run(
             assert {x.path for x in d.drift} == drifted
             if drifted:  # only main's changes are ever reused, and only when allowed
                 assert harness_change == "reuse" and pr_touched is not None
-                assert not drifted & pr_touched
+                assert not drifted & pr_touched and not drifted & source.uncommitted
         else:
             assert isinstance(d.reason, Reason)
             if mode is not ReuseMode.RERUN_ALL:
