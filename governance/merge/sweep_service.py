@@ -38,6 +38,7 @@ from governance.sweeps.ledger import CommitRow, Ledger, LedgerRun
 from governance.sweeps.naming import ScriptResolver
 from governance.sweeps.reuse import (
     IdentifiedRow,
+    Reason,
     ReuseDecision,
     ReuseMode,
     RunRecord,
@@ -261,19 +262,31 @@ def _identified(
 
 def _with_drift_commits(repo: GitRepo, decision: ReuseDecision, landing: str) -> ReuseDecision:
     """Each drifted file of a reused row with the commits between the run and
-    `landing` that changed it (what the report names)."""
+    `landing` that changed it (what the report names). A drift no commit
+    explains (a file the run's settings did not record, say) is nobody's
+    provable change: that row reruns."""
     cache: dict[tuple[str, str], tuple[str, ...]] = {}
     rows = []
     for d in decision.rows:
         if d.reused_from is not None and d.drift:
-            run_commit = d.reused_from.commit
+            run = d.reused_from
             drift = []
             for item in d.drift:
-                key = (run_commit, item.path)
+                key = (run.commit, item.path)
                 if key not in cache:
-                    cache[key] = tuple(repo.commits_touching(run_commit, landing, item.path))
+                    cache[key] = tuple(repo.commits_touching(run.commit, landing, item.path))
                 drift.append(replace(item, commits=cache[key]))
-            d = replace(d, drift=tuple(drift))
+            unexplained = [item.path for item in drift if not item.commits]
+            if unexplained:
+                detail = (
+                    f"{', '.join(unexplained)} differ from run {run.run_id}, but no commit "
+                    f"since {run.commit[:12]} changed them"
+                )
+                d = replace(
+                    d, reused_from=None, reason=Reason.HARNESS_UNATTRIBUTED, detail=detail, drift=()
+                )
+            else:
+                d = replace(d, drift=tuple(drift))
         rows.append(d)
     return replace(decision, rows=rows)
 

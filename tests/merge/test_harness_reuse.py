@@ -135,6 +135,23 @@ def test_harness_change_rerun_makes_mains_drift_rerun(
     assert reasons == {"harness changed on main since the sweep (harness-change = rerun)"}
 
 
+def test_a_drift_no_commit_explains_reruns(forked: tuple[Repo, str], tmp_path: Path) -> None:
+    """Main starts listing an old file in `harness-inputs`: the PR's runs never
+    recorded it, and no commit since changed it, so nothing proves what they
+    ran with: they rerun rather than being reported as main's drift."""
+    repo, base = forked
+    sweep_pr_head(repo, base, tmp_path)
+    repo.git("checkout", "-q", "main")
+    settings = (repo.path / "pyproject.toml").read_text()
+    repo.write("pyproject.toml", settings + 'harness-inputs = ["configs/runners.yaml"]\n')
+    repo.commit("Every row runs with the runner table")
+    sweep = prepare(repo)
+    assert (sweep["reused"], sweep["rerun"]) == (0, 10)
+    for row in sweep["rows"]:
+        assert row["reason"] == "harness changed since the sweep, by commits gov cannot tell"
+        assert row["detail"].startswith("configs/runners.yaml differ from run "), row
+
+
 @pytest.mark.parametrize("where", ["pr", "main"])
 def test_an_in_repository_recipe_edited_after_the_sweep(
     sweep_repo: Repo, tmp_path: Path, where: str
