@@ -86,6 +86,7 @@ class SweepSection:
                 "fingerprint": d.row.fingerprint,
                 "conc": d.row.data.get("conc"),
                 "identity": d.identity,
+                "untraced": list(d.unseen),  # dynamic sources the identity cannot see
             }
             if d.reused_from is not None:
                 item.update(
@@ -134,6 +135,8 @@ class SweepSection:
                 for drift in item["drift"]:
                     by = ", ".join(c[:12] for c in drift["commits"]) or "no commit found"
                     lines.append(f"         harness drift: {drift['path']} changed on main ({by})")
+                for command in item["untraced"]:  # reused: say what identity could not see
+                    lines.append(f"         not traced (list it in harness-inputs): {command}")
             else:
                 why = item["reason"] + (f" ({item['detail']})" if item["detail"] else "")
                 status = item.get("problem") or item["status"]
@@ -256,8 +259,15 @@ def _identified(
     (RowError for a row whose fingerprint field lies). A row gov cannot
     resolve to a script has no harness: it is never reused."""
     traced = resolve_rows(rows, resolver, results, machine=machine, build=False, harness=harness)
-    files = {r.key: r.harness.as_dict() for r in traced if r.harness is not None}
-    return [identified(row, files.get(job_key(row))) for row in rows]
+    harnesses = {r.key: r.harness for r in traced if r.harness is not None}
+    out = []
+    for row in rows:
+        found = harnesses.get(job_key(row))
+        if found is None:
+            out.append(identified(row, None))
+        else:
+            out.append(identified(row, found.as_dict(), found.unseen))
+    return out
 
 
 def _with_drift_commits(repo: GitRepo, decision: ReuseDecision, landing: str) -> ReuseDecision:

@@ -91,6 +91,7 @@ class IdentifiedRow:
     recipe: str
     conc: str
     harness: Mapping[str, str] | None
+    unseen: tuple[str, ...] = ()  # "path:line: source $X": what the harness cannot see
 
     @property
     def identity(self) -> str | None:
@@ -99,9 +100,11 @@ class IdentifiedRow:
         return RowIdentity(self.recipe, self.conc, harness_digest(self.harness)).digest
 
 
-def identified(row: PlanRow, harness: Mapping[str, str] | None) -> IdentifiedRow:
+def identified(
+    row: PlanRow, harness: Mapping[str, str] | None, unseen: tuple[str, ...] = ()
+) -> IdentifiedRow:
     """RowError when the row's fingerprint field does not match its fields."""
-    return IdentifiedRow(row, row_recipe(row), conc_label(row), harness)
+    return IdentifiedRow(row, row_recipe(row), conc_label(row), harness, unseen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,7 @@ class RowDecision:
     detail: str = ""  # e.g. the run id that failed, the files that changed
     identity: str | None = None  # the row's identity in the tree that lands
     drift: tuple[Drift, ...] = ()  # reused despite these main-only harness changes
+    unseen: tuple[str, ...] = ()  # sources the identity cannot see (IdentifiedRow.unseen)
 
     @property
     def reused(self) -> bool:
@@ -228,7 +232,7 @@ def decide(
         else:
             reason, detail = _why_no_source(item, found, head_by_slot, seen)
             decision = RowDecision(item.row, key, reason=reason, detail=detail)
-        decisions.append(replace(decision, key=key, identity=item.identity))
+        decisions.append(replace(decision, key=key, identity=item.identity, unseen=item.unseen))
     return ReuseDecision(mode, decisions)
 
 

@@ -152,6 +152,22 @@ def test_a_drift_no_commit_explains_reruns(forked: tuple[Repo, str], tmp_path: P
         assert row["detail"].startswith("configs/runners.yaml differ from run "), row
 
 
+def test_a_reused_row_says_what_its_identity_cannot_see(sweep_repo: Repo, tmp_path: Path) -> None:
+    repo = sweep_repo
+    edit(repo, LIB, 'if [ -n "${EXTRA_ENV:-}" ]; then . "$EXTRA_ENV"; fi\n', "Optional env file")
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("checkout", "-q", "-b", "pr")
+    append_entry(repo, "dsr1-fp8-mi300x-sglang")
+    assert gov(repo, "pr", "open", "--number", str(PR), "--branch", "pr").exit_code == 0
+    sweep_pr_head(repo, base, tmp_path)
+    repo.git("checkout", "-q", "main")
+    sweep = prepare(repo)
+    assert sweep["reused"] == 10
+    line = len((repo.path / LIB).read_text().splitlines())
+    for row in sweep["rows"]:
+        assert row["untraced"] == [f"{LIB}:{line}: source $EXTRA_ENV"], row
+
+
 @pytest.mark.parametrize("where", ["pr", "main"])
 def test_an_in_repository_recipe_edited_after_the_sweep(
     sweep_repo: Repo, tmp_path: Path, where: str
