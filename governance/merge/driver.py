@@ -257,7 +257,28 @@ def install(
                 )
             elif attributes is AttributesFile.gitattributes:
                 report.warnings.append(f"commit {shown} so every clone routes the changelog")
+    if attributes is AttributesFile.gitattributes:
+        _route_every_branch(repo, line, report, check=check)
     return report
+
+
+def _route_every_branch(repo: GitRepo, line: str, report: InstallReport, *, check: bool) -> None:
+    """Git reads a merge's attributes from the branch being merged into, so a
+    branch forked before `.gitattributes` had the line would merge the
+    changelog without the driver: the same line in `.git/info/attributes`
+    (this clone, every branch) closes that gap, once."""
+    info = repo.worktree.git_path("info/attributes")
+    shown = _shown(repo, info)
+    present = info.is_file() and line in info.read_text("utf-8", "replace").splitlines()
+    if present:
+        report.unchanged.append(f"{shown} already routes it on every branch")
+        return
+    report.changes.append(
+        f"add `{line}` to {shown} (git reads it on every branch, also on those forked before "
+        ".gitattributes had the line)"
+    )
+    if not check:
+        _append_line(info, line)
 
 
 def _shown(repo: GitRepo, target: Path) -> str:

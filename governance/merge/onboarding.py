@@ -265,7 +265,11 @@ def plan(root: Path, settings: Settings, *, action: str = DEFAULT_ACTION) -> Ini
             f"{WORKFLOW}: replace `{DEFAULT_ACTION}` with gov's repository and a commit "
             "(or pass --action ORG/NAME@REV)"
         )
-    result.notes.append("each clone: `gov install-merge-driver` configures the driver in git")
+    result.notes.append(
+        "each clone: `gov install-merge-driver` configures the driver in git and routes the "
+        "changelog in .git/info/attributes too, so PR branches forked before .gitattributes "
+        "had the line merge main with the driver"
+    )
     return result
 
 

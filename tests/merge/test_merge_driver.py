@@ -116,6 +116,37 @@ def test_install_into_info_attributes_and_existing_files(make_repo) -> None:
     )
 
 
+def test_a_branch_forked_before_gitattributes_merges_main_with_the_driver(
+    make_repo, gov_exe: str
+) -> None:
+    """Adoption day: PRs open before `.gitattributes` landed. Git reads the
+    attribute from the branch merged into (the PR's, without the line), so
+    only `.git/info/attributes`, which install also writes, routes it."""
+    repo = make_repo()
+    repo.commit("history", **{LOG: BASE})
+    commit_on(repo, "pr", log(BASE, entry("pr")), "PR appends")
+    repo.git("checkout", "-q", "main")
+    done = gov(repo.path, gov_exe, "install-merge-driver")
+    assert done.exit_code == 0, done.stderr
+    assert "to .git/info/attributes (git reads it on every branch" in done.stdout
+    repo.commit("route the changelog to the gov merge driver")
+    main_bytes = log(BASE, entry("main"))
+    commit_on(repo, "main", main_bytes, "main appends")
+    repo.git("checkout", "-q", "pr")
+    assert not (repo.path / ".gitattributes").exists()
+    merged = git_run(repo, "merge", "--no-edit", "main")
+    assert merged.exit_code == 0, merged.stdout + merged.stderr
+    assert changelog(repo) == log(main_bytes, entry("pr"))  # main verbatim, then the PR's
+    again = gov(repo.path, gov_exe, "install-merge-driver")
+    assert "nothing changed" in again.stdout
+    info = (repo.path / ".git" / "info" / "attributes").read_text()
+    assert info.count("/perf-changelog.yaml merge=gov") == 1
+    # Without the info line, the same merge is git's text merge: a conflict.
+    (repo.path / ".git" / "info" / "attributes").write_text("")
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    assert git_run(repo, "merge", "--no-edit", "main").exit_code != 0
+
+
 def test_install_with_plain_command_and_quoting(make_repo) -> None:
     repo = make_repo()
     repo.commit("history", **{LOG: BASE})
