@@ -18,7 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from governance.check.findings_cache import digest
-from governance.check.service import CheckOptions, CheckResult, HeadSource, resolve_base, run_check
+from governance.check.service import (
+    CheckOptions,
+    CheckResult,
+    HeadSource,
+    merge_heads,
+    resolve_base,
+    run_check,
+)
 from governance.core.blockcache import BlockCache
 from governance.core.diagnostics import UsageError
 from governance.core.settings import SETTINGS_FILES, Settings
@@ -105,7 +112,12 @@ def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: 
     if options.head_source is HeadSource.REF:
         head_commit = repo.resolve(options.head_ref or "HEAD")
     base_commit, base_label = options.resolved_base or resolve_base(
-        repo, settings, options.base_ref, head_commit, exact=options.exact_base
+        repo,
+        settings,
+        options.base_ref,
+        head_commit,
+        exact=options.exact_base,
+        merging=merge_heads(repo, options),
     )
     settings_files = list(SETTINGS_FILES)  # GOV801 compares them (check.trusted)
     parts = [

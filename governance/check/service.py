@@ -7,7 +7,7 @@ index bytes), CI (two refs and the PR number) and the merge tool.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -75,23 +75,44 @@ def resolve_base(
     head: str | None = None,
     *,
     exact: bool = False,
+    merging: Sequence[str] = (),
 ) -> tuple[str, str]:
     """(commit, label) of the base. With `base_ref`: the merge-base of it and
     `head` (default HEAD), or the commit itself when `exact`. Without: the
-    merge-base of head with main (`governance.git.mainref`)."""
+    merge-base of head with main (`governance.git.mainref`). `merging`: the
+    commits an in-progress merge brings in (`merge_heads`); the base is then
+    the merge-base with the merge being made, so what main brings is main's."""
     if base_ref and exact:
         sha = repo.resolve(base_ref)
         return sha, f"{base_ref}@{sha[:10]} (exact)"
     head_sha = head or repo.resolve("HEAD")
+    during = f", merging {', '.join(m[:10] for m in merging)}" if merging else ""
     if base_ref:
         tip = repo.resolve(base_ref)
-        sha = repo.merge_base(head_sha, tip)
+        sha = repo.merge_base(tip, head_sha, *merging)
         if sha == tip:
-            return sha, f"{base_ref}@{sha[:10]}"
-        return sha, f"merge-base with {base_ref}@{tip[:10]} ({sha[:10]})"
+            return sha, f"{base_ref}@{sha[:10]}{during}"
+        return sha, f"merge-base with {base_ref}@{tip[:10]} ({sha[:10]}{during})"
     main = main_ref(repo, settings.main_branch)
-    sha = repo.merge_base(head_sha, main.sha)
-    return sha, f"merge-base with {main.label} ({sha[:10]}; main: {main.why})"
+    sha = repo.merge_base(main.sha, head_sha, *merging)
+    return sha, f"merge-base with {main.label} ({sha[:10]}; main: {main.why}{during})"
+
+
+def merge_heads(repo: GitRepo, options: CheckOptions) -> tuple[str, ...]:
+    """The commits an in-progress `git merge` brings in, when the check judges
+    the merge being made (the index or the working tree; never a commit):
+    the PR's own entries are then those the merge adds beyond both parents."""
+    if options.head_source is HeadSource.REF or options.exact_base:
+        return ()
+    try:
+        text = (repo.git_dir / "MERGE_HEAD").read_text("ascii")
+    except (OSError, UnicodeDecodeError):
+        return ()
+    heads = tuple(line.strip() for line in text.splitlines() if line.strip())
+    try:
+        return heads if all(repo.resolve(h) == h for h in heads) else ()
+    except UsageError:  # not a commit of this repository: judge as without a merge
+        return ()
 
 
 def read_head(
@@ -175,7 +196,12 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
             "run gov at the root of the benchmark repository, or set `changelog` in [tool.gov]",
         )
     base_commit, base_label = options.resolved_base or resolve_base(
-        repo, settings, options.base_ref, head_commit, exact=options.exact_base
+        repo,
+        settings,
+        options.base_ref,
+        head_commit,
+        exact=options.exact_base,
+        merging=merge_heads(repo, options),
     )
     base_bytes = repo.read_blob(base_commit, path)
     verdict = check(

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from governance.check.service import CheckOptions, HeadSource, resolve_base
+from governance.check.service import CheckOptions, HeadSource, merge_heads, resolve_base
 from governance.core.codes import violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import SETTINGS_FILES, Settings, settings_tables
@@ -60,10 +60,13 @@ def check_settings(
         if not options.base_ref:
             raise
         boot = load(repo.resolve(options.base_ref), f"{options.base_ref}:")
-    base, label = resolve_base(repo, boot, options.base_ref, head, exact=options.exact_base)
+    merging = merge_heads(repo, options)
+    base, label = resolve_base(
+        repo, boot, options.base_ref, head, exact=options.exact_base, merging=merging
+    )
     settings = load(base, f"base {base[:10]}:")
     if settings.main_branch != boot.main_branch and not options.base_ref:
-        base, label = resolve_base(repo, settings, None, head)
+        base, label = resolve_base(repo, settings, None, head, merging=merging)
         settings = load(base, f"base {base[:10]}:")
     return settings, base, label
 

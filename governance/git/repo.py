@@ -146,8 +146,11 @@ class GitRepo:
             raise UsageError(f"unknown git revision '{ref}'", hint)
         return info.sha
 
-    def merge_base(self, a: str, b: str) -> str:
-        done = self._git("merge-base", "--end-of-options", a, b)
+    def merge_base(self, a: str, b: str, *more: str) -> str:
+        """The best common ancestor of `a` and `b`; with `more`, of `a` and a
+        hypothetical merge of `b` and `more` (git's own rule): an in-progress
+        merge's base against main."""
+        done = self._git("merge-base", "--end-of-options", a, b, *more)
         if done.returncode != 0 or not done.stdout.strip():
             if self.is_shallow():
                 raise UsageError(

@@ -251,3 +251,64 @@ def test_plain_git_hook_guards_commits_in_a_fork_clone_of_inferencex(
         env=env,
     )
     assert done.exit_code == 0 and "skipped" in done.stderr, done.stderr
+
+
+def test_plain_git_hook_accepts_the_commit_of_a_merge_of_main(
+    example_repo: Repo, hook_exe: str
+) -> None:
+    """`git merge main` on a PR branch conflicts in the changelog; after
+    `gov resolve-conflict` says "commit the merge", the commit's hook judges
+    the merge being made: main's new entries (real links) are main's, only the
+    PR's own entry counts as appended."""
+    repo = example_repo
+    env = {"PATH": f"{BIN}:/usr/bin:/bin"}
+    log = repo.path / "perf-changelog.yaml"
+    base = log.read_text()
+    entry = (
+        '\n- config-keys:\n    - {key}\n  description:\n    - "Rerun {key}"\n  pr-link: {link}\n'
+    )
+    repo.git("checkout", "-q", "-b", "pr")
+    repo.write("perf-changelog.yaml", base + entry.format(key="dsr1-fp8-mi300x-sglang", link="XXX"))
+    repo.git("add", "perf-changelog.yaml")
+    repo.git("commit", "-q", "-m", "PR appends")
+    repo.git("checkout", "-q", "main")
+    landed = "https://github.com/SemiAnalysisAI/InferenceX/pull/101"
+    repo.write("perf-changelog.yaml", base + entry.format(key="dsv4-fp8-mi300x-vllm", link=landed))
+    repo.commit("Another PR lands (#101)")
+    repo.git("checkout", "-q", "pr")
+    hooks = Path(repo.git("rev-parse", "--git-path", "hooks"))
+    hooks = hooks if hooks.is_absolute() else repo.path / hooks
+    hooks.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(PROJECT / "hooks" / "pre-commit", hooks / "pre-commit")
+    merged = run_process(["git", "merge", "--no-edit", "main"], cwd=repo.path, env=env)
+    assert merged.exit_code != 0 and "perf-changelog.yaml" in merged.stdout  # the old conflict
+    resolved = run_process([hook_exe.replace("gov-pre-commit", "gov"), "resolve-conflict",
+                            "--pr", "7"], cwd=repo.path, env=env)  # fmt: skip
+    assert resolved.exit_code == 0, resolved.stdout + resolved.stderr
+    repo.git("add", "perf-changelog.yaml")
+    gov = hook_exe.replace("gov-pre-commit", "gov")
+    staged = run_process([gov, "check", "--staged", "--pr", "7"], cwd=repo.path, env=env)
+    assert staged.exit_code == 0, staged.stdout + staged.stderr  # not GOV401 on main's link
+    done = run_process(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--no-edit"],
+        cwd=repo.path,
+        env=env,
+    )
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "1 appended entry" in done.stderr and ", merging " in done.stderr, done.stderr
+    assert repo.git("rev-parse", "HEAD^2") == repo.git("rev-parse", "main")
+    # The same hook still refuses a bad entry of the PR's own inside the merge.
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    run_process(["git", "merge", "--no-edit", "main"], cwd=repo.path, env=env)
+    run_process([hook_exe.replace("gov-pre-commit", "gov"), "resolve-conflict", "--pr", "7"],
+                cwd=repo.path, env=env)  # fmt: skip
+    main_bytes = repo.git("show", "main:perf-changelog.yaml") + "\n"
+    bad = entry.format(key="dsr1-fp8-mi300x-sglang", link="PLACEHOLDER")
+    log.write_text(main_bytes + bad)
+    repo.git("add", "perf-changelog.yaml")
+    refused = run_process(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--no-edit"],
+        cwd=repo.path,
+        env=env,
+    )
+    assert refused.exit_code == 1 and "GOV401" in refused.stdout + refused.stderr, refused.stdout
