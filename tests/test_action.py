@@ -142,3 +142,27 @@ def test_readme_ci_command_runs_as_a_step(clone: Path, tmp_path: Path) -> None:
     )
     assert job.exit_code == 0, job.stdout + job.stderr
     assert "### ✅ changelog check passed" in job.summary
+
+
+def test_action_is_green_on_a_pr_that_appends_nothing(
+    clone: Path, action_dir: Path, python_bin: str, tmp_path: Path
+) -> None:
+    """343 of 941 real branches touch no changelog: the check passes and the
+    plan step says there is nothing to sweep instead of failing the job."""
+    git(clone, "checkout", "-q", "-B", "docs-only", "origin/main")
+    (clone / "NOTES.md").write_text("docs only\n")
+    git(clone, "add", "NOTES.md")
+    git(clone, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "docs only")
+    head = git(clone, "rev-parse", "HEAD")
+    job = run_action(
+        action_dir,
+        workspace=clone,
+        event=event(head, "docs-only", 4343),
+        scratch=tmp_path,
+        path_prefix=python_bin,
+    )
+    assert job.exit_code == 0, job.stdout + job.stderr
+    assert job.ran == ["Install gov", "Check the changelog", "What this PR will run"]
+    assert "### ✅ changelog check passed" in job.summary
+    assert "nothing appended to `perf-changelog.yaml`: no sweep" in job.summary, job.summary
+    assert "GOV531" not in job.stdout + job.stderr + job.summary

@@ -4,7 +4,7 @@ registered in `governance.cli.app`."""
 import os
 import sys
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,6 +20,9 @@ from governance.cli.common import (
     warn_unknown_variables,
 )
 from governance.core.diagnostics import EXIT_FINDINGS
+
+if TYPE_CHECKING:
+    from governance.git.repo import GitRepo
 
 
 @guarded
@@ -107,6 +110,14 @@ def plan(
         bool, typer.Option("--all-evals", help="Plan as if every entry were all-evals.")
     ] = False,
     output: Annotated[PlanFormat, format_option()] = PlanFormat.json,
+    empty_ok: Annotated[
+        bool,
+        typer.Option(
+            "--empty-ok",
+            help="A change that appends nothing to the changelog plans no sweep: say so "
+            "(text, markdown) and exit 0 instead of GOV531.",
+        ),
+    ] = False,
 ) -> None:
     """The whole sweep a change triggers: appended entries -> bucketed rows."""
     from governance.changelog.modes import CheckMode
@@ -135,6 +146,15 @@ def plan(
             "run gov at the root of the benchmark repository, or set `changelog` in [tool.gov]",
         )
     err(f"gov plan: base {label}")
+    if empty_ok and _appends_nothing(repo, settings.changelog, base, head):
+        err("gov plan: nothing appended: no sweep")
+        if output is PlanFormat.markdown:  # the Action's job summary
+            sys.stdout.write(
+                f"### Sweep plan\n\nnothing appended to `{settings.changelog}`: no sweep\n"
+            )
+        elif output is not PlanFormat.json:
+            sys.stdout.write(f"nothing appended to {settings.changelog}: no sweep\n")
+        return
     # echoed in changelog_metadata: the name given when it is the base itself
     echo = (base_ref if base_ref and repo.resolve(base_ref) == base else base, head_ref)
     flags = frozenset(
@@ -147,6 +167,14 @@ def plan(
         if on
     )
     sys.stdout.write(plan_answer(repo, settings, base, head, echo, flags, output.value).stdout)
+
+
+def _appends_nothing(repo: "GitRepo", path: str, base: str, head: str) -> bool:
+    """No line added or removed (blank lines aside): nothing for a plan."""
+    from governance.changelog.appended import appended
+
+    found = appended(repo.read_blob(base, path), repo.read_blob(head, path))
+    return found.removed is None and not any(line.strip() for line in found.lines)
 
 
 @guarded
