@@ -1,5 +1,6 @@
 """SIGKILL `prepare-merge --sweep` (local launcher) at a random moment, then
-rerun: the killed run's benchmark processes (own sessions, re-parented to
+rerun (the first trial kills once a row is known to run, so the test never
+depends on the machine's speed): the killed run's benchmark processes (own sessions, re-parented to
 init) are ended, its linked worktree and temporary folders removed, branches,
 main and the checkout restored, and the rerun lands the same bytes as a run
 that was never interrupted."""
@@ -26,8 +27,12 @@ Factory = Callable[[str], Repo]
 PR = 5
 BENCH = "launch/benchmarks/lib/cpu_bench.sh"
 # Each row leaves a background child behind (a server a real script would
-# start) and takes a moment, so a kill lands while rows run.
-SLOW = "sleep 300 &\nsleep 0.15\n"
+# start), then says it is running (the marker: the first trial waits for it, so
+# at least one kill lands while rows run whatever the machine's speed), and
+# takes a moment. The marker path is the same for every repository of this
+# test process, so every trial lands the same tree as the reference.
+STARTED = Path(tempfile.gettempdir()) / f"kill-test-{os.getpid()}.started"
+SLOW = f"sleep 300 &\n: > '{STARTED}'\nsleep 0.15\n"
 
 
 def _setup(repo: Repo) -> Repo:
@@ -124,8 +129,12 @@ def _kill_trials(
     adopted = 0
     for trial in range(trials):
         repo = _setup(sweep_repo_factory(f"trial{trial}"))
+        STARTED.unlink(missing_ok=True)
         proc = start_process([gov_exe, "prepare-merge", "--pr", str(PR), "--sweep"], cwd=repo.path)
-        time.sleep(rng.uniform(0.3, 1.8))
+        if trial == 0:  # deterministic: kill once a row is known to be running
+            _wait_for(STARTED, proc)
+        else:
+            time.sleep(rng.uniform(0.3, 1.8))
         proc.send_signal(signal.SIGKILL)
         try:
             proc.communicate(timeout=30)
@@ -141,6 +150,16 @@ def _kill_trials(
         assert _owned_by(proc.pid) == [], trial
         assert _litter(proc.pid) == [], trial
         assert _landed(repo) == reference_tree, trial
-    # The test means something: some kills did land while rows ran.
+    # The test means something: the first kill landed while a row ran.
     print(f"random kills: {trials} trials, {adopted} with launched rows adopted, 0 failures")
-    assert trials < 5 or adopted > 0
+    assert adopted > 0
+
+
+def _wait_for(marker: Path, proc: subprocess.Popen[str]) -> None:
+    """Until a row has started (a generous bound only against a hang: the
+    result does not depend on how long it takes)."""
+    deadline = time.monotonic() + 300
+    while not marker.exists():
+        assert proc.poll() is None, "prepare-merge ended before any row started"
+        assert time.monotonic() < deadline, "no row started within 300 s"
+        time.sleep(0.01)
