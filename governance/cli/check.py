@@ -248,14 +248,24 @@ def schema(
 
 
 @guarded
-def demo() -> None:
-    """Run the quickstart on a throwaway copy of the shipped example repository."""
+def demo(
+    keep: Annotated[
+        Path | None,
+        typer.Option(
+            "--keep",
+            help="Build the example repository in this new (or empty) folder and keep it.",
+        ),
+    ] = None,
+) -> None:
+    """Run the quickstart on a throwaway copy of the shipped example repository.
+    Its benchmark numbers are synthetic (a CPU checksum loop) and change from
+    run to run."""
     from governance.demo.walkthrough import run_demo
 
     def say(text: str) -> None:
         sys.stdout.write(text.rstrip("\n") + "\n")
 
-    ok = run_demo(say)
+    ok = run_demo(say, keep)
     raise typer.Exit(EXIT_OK if ok else EXIT_FINDINGS)
 
 

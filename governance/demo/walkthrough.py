@@ -91,13 +91,27 @@ def _bump_image(config: Path, key: str) -> None:
     config.write_text(head + found + block.replace(old, new, 1))
 
 
-def run_demo(say: Callable[[str], None]) -> bool:
+def run_demo(say: Callable[[str], None], keep: Path | None = None) -> bool:
+    """The walkthrough in a throwaway repository, or in `keep` (a new or empty
+    folder), which is left in place so its last hint can be followed."""
     source = example_root()
-    workdir = Path(tempfile.mkdtemp(prefix="gov-demo-"))
-    try:
-        return _demo(source, workdir, say)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    if keep is None:
+        workdir = Path(tempfile.mkdtemp(prefix="gov-demo-"))
+        try:
+            return _demo(source, workdir, say)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+        raise UsageError(
+            f"--keep {keep}: not an empty folder", "name a new folder (gov demo creates it)"
+        )
+    keep.mkdir(parents=True, exist_ok=True)
+    ok = _demo(source, keep.resolve(), say)
+    say(
+        f"== kept in {keep}: try `gov -C {keep} results compare --pr {PR}`, "
+        f"`gov -C {keep} runs list --commit main`, `gov -C {keep} log dsv4-fp8-mi300x-vllm`"
+    )
+    return ok
 
 
 def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:

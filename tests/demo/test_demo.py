@@ -49,3 +49,15 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert "results compared with main" in changelog  # the prepare-merge report's section
     left = set(temp.glob("gov-demo-*")) | set(temp.glob("gov-sweep-*"))
     assert left - before == set()  # nothing new (other processes may clean their own)
+
+
+def test_demo_keep_leaves_a_repository_whose_hints_work(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    result = run_gov("demo", "--keep", str(kept), cwd=tmp_path)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert f"== kept in {kept}: try `gov -C {kept} results compare --pr 2194`" in result.stdout
+    compared = run_gov("-C", str(kept), "results", "compare", "--pr", "2194")
+    assert compared.exit_code == 0, compared.stdout + compared.stderr
+    assert "2194" in compared.stdout
+    again = run_gov("demo", "--keep", str(kept), cwd=tmp_path)
+    assert again.exit_code == 2 and "not an empty folder" in again.stderr
