@@ -28,6 +28,7 @@ from governance.merge.driver import attributes_line
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 WORKFLOW = ".github/workflows/check-changelog.yml"
+CHECK_JOB = "check-changelog"  # the job (and check) gov's workflow adds
 ATTRIBUTES = ".gitattributes"
 DEFAULT_ACTION = "<org>/gov@<commit>"
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "deprecated"}
@@ -221,6 +222,38 @@ def _whole_file(root: Path, path: str, text: str, present: str | None = None) ->
     return Proposal(path, Status.DIFFERS, text, "exists with other content")
 
 
+def existing_checks(root: Path) -> list[tuple[str, str, list[str]]]:
+    """(workflow file, job id, jobs that need it) of each job of the
+    repository's other workflows named, or with the id, `check-changelog`."""
+    from governance.core.yamlsafe import YamlLoadError, load
+
+    found = []
+    folder = root / ".github" / "workflows"
+    files = sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]) if folder.is_dir() else []
+    for file in files:
+        name = file.relative_to(root).as_posix()
+        if name == WORKFLOW:
+            continue
+        try:
+            document = load(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, YamlLoadError):
+            continue  # not a workflow gov can read: nothing to say about it
+        jobs = document.get("jobs") if isinstance(document, dict) else None
+        if not isinstance(jobs, dict):
+            continue
+        for job, body in jobs.items():
+            title = body.get("name") if isinstance(body, dict) else None
+            if CHECK_JOB not in (job, title):
+                continue
+            needed = []
+            for other, spec in jobs.items():
+                needs = spec.get("needs") if isinstance(spec, dict) else None
+                if needs == job or (isinstance(needs, list) and job in needs):
+                    needed.append(str(other))
+            found.append((name, str(job), needed))
+    return found
+
+
 def plan(root: Path, settings: Settings, *, action: str = DEFAULT_ACTION) -> InitPlan:
     detected, found = detect(root, settings)
     result = InitPlan(found)
@@ -251,7 +284,23 @@ def plan(root: Path, settings: Settings, *, action: str = DEFAULT_ACTION) -> Ini
     else:
         result.proposals.append(Proposal(".gov.toml", Status.CREATE, wanted))
     result.proposals.append(_whole_file(root, PRE_COMMIT_CONFIG, pre_commit_text(), "gov-check"))
-    result.proposals.append(_whole_file(root, WORKFLOW, workflow_text(action)))
+    workflow = _whole_file(root, WORKFLOW, workflow_text(action))
+    clashes = existing_checks(root)
+    if clashes and workflow.status is Status.CREATE:
+        file, _job, _needed = clashes[0]
+        workflow = replace(
+            workflow, status=Status.DIFFERS, note=f"{file} already has a job `{CHECK_JOB}`"
+        )
+    result.proposals.append(workflow)
+    for file, job, needed in clashes:
+        needs = f" (needed by {', '.join(needed)})" if needed else ""
+        result.notes.append(
+            f"{file}: job `{job}`{needs} already reports a check named `{CHECK_JOB}`, the name "
+            "prepare-merge waits on; a second workflow would add another check of that name. "
+            f"Replace that job's changelog steps with `uses: {action}` (after actions/checkout "
+            f"with fetch-depth: 0), or rename one of the two jobs and run `gov init --write "
+            f"--force` to add {WORKFLOW}"
+        )
     line = attributes_line(detected.changelog)
     attributes = root / ATTRIBUTES
     lines = attributes.read_text(encoding="utf-8").splitlines() if attributes.is_file() else []

@@ -151,3 +151,29 @@ def test_init_in_a_fresh_clone_of_inferencex(tmp_path_factory: pytest.TempPathFa
         ".github/",
         ".pre-commit-config.yaml",
     ]
+
+
+def test_init_in_inferencex_with_its_own_check_changelog_job(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """InferenceX's `run-sweep.yml` already has a `check-changelog` job that its
+    sweep jobs need: gov init does not add a second check of that name, and
+    says what to do."""
+    bundle = PROJECT.parent / "shared" / "corpus" / "inferencex-runners.bundle"
+    if not bundle.is_file():
+        pytest.skip(f"corpus bundle absent: {bundle}")
+    clone = tmp_path_factory.mktemp("init-runners") / "ix"
+    git(clone.parent, "clone", "-q", "--branch", "main", str(bundle), str(clone))
+    assert (clone / ".github/workflows/run-sweep.yml").is_file()
+    result = run_gov("init", "--write", cwd=clone)
+    assert result.exit_code == 0, result.stderr
+    assert not (clone / ".github/workflows/check-changelog.yml").exists()
+    out = result.stdout + result.stderr
+    assert "kept .github/workflows/check-changelog.yml: .github/workflows/run-sweep.yml " in out
+    assert (
+        ".github/workflows/run-sweep.yml: job `check-changelog` (needed by reuse-sweep-gate, "
+        "setup) already reports a check named `check-changelog`" in out
+    ), out
+    assert "Replace that job's changelog steps with `uses: <org>/gov@<commit>`" in out
+    forced = run_gov("init", "--write", "--force", cwd=clone)
+    assert forced.exit_code == 0 and (clone / ".github/workflows/check-changelog.yml").is_file()
