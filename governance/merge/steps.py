@@ -240,7 +240,8 @@ def merge(w: Work) -> None:
     w.data, w.changed = result.data, True
     w.rewrites += [LinkRewritten(r.line, r.old, r.new) for r in result.rewrites]
     dropped = f"; dropped {len(result.dropped)} entry(ies) main gained" if result.dropped else ""
-    w.ok(f"kept main's bytes, re-appended the PR's entries{dropped}")
+    links = f"; {len(result.rewrites)} link(s) rewritten" if result.rewrites else ""
+    w.ok(f"kept main's bytes, re-appended the PR's entries{dropped}{links}")
 
 
 def canonicalize(w: Work) -> None:
@@ -256,7 +257,12 @@ def canonicalize(w: Work) -> None:
     w.changed = w.changed or result.changed
     w.data = result.data
     w.report.rewrites = list(w.rewrites)
-    w.ok(f"{len(result.rewrites)} link(s) rewritten" if result.rewrites else "links already final")
+    if result.rewrites:
+        w.ok(f"{len(result.rewrites)} link(s) rewritten")
+    elif w.rewrites:  # the resolve step wrote them: say so rather than "already final"
+        w.ok(f"links final ({len(w.rewrites)} rewritten while resolving)")
+    else:
+        w.ok("links already final")
 
 
 def begin(w: Work) -> None:

@@ -23,6 +23,9 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert "== gov prepare-merge --pr 2194:" in out
     assert "perf-changelog.yaml conflicts" in out
     assert ": pr-link XXX -> https://github.com/SemiAnalysisAI/InferenceX/pull/2194" in out
+    # The step that wrote the link says so; canonicalize does not claim "already final".
+    assert "re-appended the PR's entries; 1 link(s) rewritten" in out
+    assert "links final (1 rewritten while resolving)" in out and "links already final" not in out
     for step in ("resolve", "canonicalize", "check", "plan", "push", "checks", "land"):
         assert f"[ok] {step}" in out, step
     # The PR's sweep is reused where main left the recipe alone, eval rows
