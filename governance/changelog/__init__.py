@@ -16,6 +16,7 @@ Pure: bytes in, data or bytes out (docs/rules.md, docs/prepare-merge.md).
 * `edit`         - canonicalize links at merge time; the shared edit results.
 * `author`       - `gov add` and `gov check --fix`: render, append, fix appended bytes.
 * `reappend`     - re-append a PR's additions after main's bytes.
+* `move`         - move entries inserted in the middle of history to the end (the GOV302 repair).
 * `conflict`     - resolve a conflicted changelog from its index stages.
 * `merge_driver` - the pure git merge driver (both sides only appended).
 """

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from governance.changelog.move import move_inserted
 from governance.changelog.rules import CheckMode, check
 from governance.changelog.splice import LinkEdit, apply_edits, link_edit
 from governance.core.links import LinkPolicy, link_text
@@ -72,13 +73,25 @@ def fix_appended(
     base: bytes | None, head: bytes, policy: LinkPolicy, *, path: str
 ) -> tuple[bytes, tuple[Fix, ...]]:
     """(fixed bytes, what changed); `head` unchanged when nothing applies or
-    when head does not start with base's bytes."""
+    when head does not start with base's bytes (after moving the entries it
+    inserted between history's to the end, `move.move_inserted`)."""
     base = base or b""
+    moves: list[Fix] = []
+    repaired = move_inserted(base, head) if base else None
+    if repaired is not None:  # entries inserted mid-history go to the end, bytes unchanged
+        head = repaired[0]
+        moves = [
+            Fix(
+                m.new_line,
+                f"entry inserted at line {m.line}, in the middle of history, moved to the end",
+            )
+            for m in repaired[1]
+        ]
     if not head.startswith(base) or head == base:
-        return head, ()
+        return head, tuple(moves)
     data, fixes = _fix_whitespace(base, head)
     data, links = _fix_placeholders(base, data, policy, path)
-    return data, (*fixes, *links)
+    return data, (*moves, *fixes, *links)
 
 
 def _fix_whitespace(base: bytes, head: bytes) -> tuple[bytes, list[Fix]]:

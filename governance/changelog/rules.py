@@ -209,7 +209,7 @@ def _modified(old: Changelog, new: Changelog, i: int, h: int) -> Violation:
             new.path,
             after.line,
             1,
-            "move it to the end of the file, after one empty line",
+            "move it to the end of the file, after one empty line (`gov check --fix` does it)",
         )
     return violation(
         "GOV302",

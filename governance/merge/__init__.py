@@ -2,7 +2,8 @@
 
 * `driver`         - `gov merge-driver` (git's %O %A %B contract) and its installation.
 * `prepare`        - the prepare-merge state machine and its rollback.
-* `steps`          - the local steps: preflight, validate, merge, canonicalize, commit, check, plan.
+* `steps`          - the local steps: preflight, validate, commit, check, plan.
+* `changelog_steps` - merge and canonicalize: the merged changelog's bytes, in memory.
 * `landing`        - the forge-facing steps: push, checks, land, finish.
 * `decisions`      - prepare-merge's pure decisions (which PRs, which conflicts, what commit).
 * `journal`        - where every ref was and how far a run got, for crash recovery.

@@ -25,8 +25,8 @@ from governance.core.diagnostics import EXIT_OK, GovError, UsageError
 from governance.core.settings import Settings
 from governance.forge.base import Forge
 from governance.git.repo import GitRepo
+from governance.merge import changelog_steps, landing, steps
 from governance.merge import journal as jr
-from governance.merge import landing, steps
 from governance.merge.report import MergeReport, StepReport
 from governance.merge.scratch import clean_litter, drop_scratch, step_back
 from governance.merge.steps import Refused, SweepHook, Work
@@ -132,8 +132,8 @@ def run_steps(w: Work, prior: jr.Journal | None) -> None:
     if not steps.preflight(w, prior):
         return
     steps.validate(w)
-    steps.merge(w)
-    steps.canonicalize(w)
+    changelog_steps.merge(w)
+    changelog_steps.canonicalize(w)
     steps.commit(w)
     steps.check(w)
     steps.plan(w)

@@ -1,5 +1,6 @@
 """The local steps of prepare-merge (preflight … plan; the forge-facing ones are
-in `landing.py`). Each step either records its outcome in the report and
+in `landing.py`, the ones that make the merged changelog bytes in
+`changelog_steps.py`). Each step either records its outcome in the report and
 returns, or raises `Refused` carrying its failed StepReport. Steps up to
 `canonicalize` only read (merges happen in memory); `commit` starts writing.
 Pure decisions (what conflicts are acceptable, which labels pass, what
@@ -14,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from governance.changelog import edit
-from governance.changelog.conflict import resolve_conflict
+from governance.changelog import rules
+from governance.changelog.move import move_inserted
 from governance.changelog.rules import CheckMode, Verdict
 from governance.check.service import CheckOptions, run_check
 from governance.core.diagnostics import FindingsError, UsageError, Violation
@@ -187,14 +188,33 @@ def validate(w: Work) -> None:
     head = w.pull.head_sha
     w.merge_base = w.repo.merge_base(head, w.main_tip)
     verdict = _gov_check(w, w.merge_base, head, configs=False)
+    repair = ""
+    if not verdict.ok:
+        verdict, repair = _as_repaired(w, verdict, head)
     if not verdict.ok:
         raise w.refuse(
             "the PR's own changelog change breaks the rules", verdict.violations, _fix_hint(w)
         )
     w.ok(
         f"{len(verdict.additions)} appended entr{'y' if len(verdict.additions) == 1 else 'ies'},"
-        f" {len(verdict.corrections)} correction(s) since merge-base {w.merge_base[:10]}"
+        f" {len(verdict.corrections)} correction(s) since merge-base {w.merge_base[:10]}{repair}"
     )
+
+
+def _as_repaired(w: Work, verdict: Verdict, head: str) -> tuple[Verdict, str]:
+    """A PR whose only fault is entries inserted mid-history (GOV302) is judged
+    as repaired: resolve moves them to the end (`changelog_steps`)."""
+    if {v.code for v in verdict.violations} != {"GOV302"}:
+        return verdict, ""
+    path = w.settings.changelog
+    base_bytes = w.repo.read_blob(w.merge_base, path) or b""
+    moved = move_inserted(base_bytes, w.repo.read_blob(head, path) or b"")
+    if moved is None:
+        return verdict, ""
+    mode = CheckMode.pr_mode(w.options.pr)
+    repaired = rules.check(base_bytes, moved[0], w.settings.policy(), mode, path=path)
+    note = f"; {len(moved[1])} entry(ies) inserted mid-history, re-appended at resolve"
+    return (repaired, note) if repaired.ok else (verdict, "")
 
 
 def _gov_check(w: Work, base: str, head: str, *, configs: bool) -> Verdict:
@@ -202,67 +222,6 @@ def _gov_check(w: Work, base: str, head: str, *, configs: bool) -> Verdict:
     mode = CheckMode.pr_mode(w.options.pr)
     options = CheckOptions(mode, base_ref=base, head_ref=head, configs=configs, exact_base=True)
     return run_check(w.repo, w.settings, options).verdict
-
-
-def merge(w: Work) -> None:
-    w.step("merge")
-    assert w.pull is not None
-    head, path = w.pull.head_sha, w.settings.changelog
-    if w.repo.is_ancestor(w.main_tip, head):
-        w.data = w.repo.read_blob(head, path)
-        w.ok(f"already contains {w.options.main_branch}@{w.main_tip[:10]}", "skipped")
-        w.step("resolve")
-        w.ok("no conflict", "skipped")
-        return
-    merged = w.repo.objects.merge_tree(head, w.main_tip)
-    blocking = decisions.blocking_conflicts(w.repo, merged, path)
-    if blocking:
-        names = ", ".join(v.path for v in blocking)
-        raise w.refuse(
-            f"merging {w.options.main_branch} conflicts outside the changelog: {names}",
-            blocking,
-            "merge main into the PR branch yourself, resolve these files, push, and re-run",
-        )
-    w.merged = merged
-    conflicted = path in merged.stages
-    w.ok(f"merged {w.options.main_branch}@{w.main_tip[:10]}" + (f"; {path} conflicts" * conflicted))
-    w.step("resolve")
-    if not conflicted:
-        w.data = w.repo.read_blob_from_tree(merged.tree, path)
-        w.ok("no conflict", "skipped")
-        return
-    stages = {n: w.repo.read_blob_by_id(oid) for n, (_mode, oid) in merged.stages[path].items()}
-    result = resolve_conflict(
-        stages.get(1), stages[2], stages[3], w.options.pr, w.settings.policy(), path=path
-    )
-    if not result.ok:
-        raise w.refuse("the changelog conflict cannot be resolved", result.violations)
-    w.data, w.changed = result.data, True
-    w.rewrites += [LinkRewritten(r.line, r.old, r.new) for r in result.rewrites]
-    dropped = f"; dropped {len(result.dropped)} entry(ies) main gained" if result.dropped else ""
-    links = f"; {len(result.rewrites)} link(s) rewritten" if result.rewrites else ""
-    w.ok(f"kept main's bytes, re-appended the PR's entries{dropped}{links}")
-
-
-def canonicalize(w: Work) -> None:
-    w.step("canonicalize")
-    path = w.settings.changelog
-    main_bytes = w.repo.read_blob(w.main_tip, path) or b""
-    if w.data is None:
-        raise w.refuse(f"{path} is missing after the merge", hint=f"restore {path} on the PR")
-    result = edit.canonicalize(main_bytes, w.data, w.options.pr, w.settings.policy(), path=path)
-    if not result.ok:
-        raise w.refuse("the merged changelog cannot be canonicalized", result.violations)
-    w.rewrites += [LinkRewritten(r.line, r.old, r.new) for r in result.rewrites]
-    w.changed = w.changed or result.changed
-    w.data = result.data
-    w.report.rewrites = list(w.rewrites)
-    if result.rewrites:
-        w.ok(f"{len(result.rewrites)} link(s) rewritten")
-    elif w.rewrites:  # the resolve step wrote them: say so rather than "already final"
-        w.ok(f"links final ({len(w.rewrites)} rewritten while resolving)")
-    else:
-        w.ok("links already final")
 
 
 def begin(w: Work) -> None:

@@ -126,6 +126,20 @@ def test_check_fix_never_touches_history(feature: Repo) -> None:
     assert refused.exit_code == 2
 
 
+def test_check_fix_moves_an_entry_inserted_mid_history_to_the_end(feature: Repo) -> None:
+    before = changelog(feature).read_bytes()
+    new = b'- config-keys:\n    - dsv4-fp8-mi300x-vllm\n  description:\n    - "Retune"\n  pr-link: XXX\n'
+    first_end = before.index(b"\n- config-keys:") + 1  # after the first history entry
+    inserted = before[:first_end] + new + b"\n" + before[first_end:]
+    changelog(feature).write_bytes(inserted)
+    found = run_gov("check", "--worktree", "--pr", "2194", cwd=feature.path)
+    assert found.exit_code == 1 and "GOV302" in found.stdout and "gov check --fix" in found.stdout
+    fixed = run_gov("check", "--fix", "--pr", "2194", cwd=feature.path)
+    assert fixed.exit_code == 0, fixed.stdout + fixed.stderr
+    assert "in the middle of history, moved to the end" in fixed.stderr, fixed.stderr
+    assert changelog(feature).read_bytes() == before + b"\n" + new
+
+
 @pytest.mark.corpus
 def test_add_on_a_corpus_pr_branch_behind_main(tmp_path_factory: pytest.TempPathFactory) -> None:
     """A fresh clone of InferenceX, a PR branch forked from an older main:

@@ -204,3 +204,38 @@ def test_pr_without_changelog_entry_merges_with_nothing_to_plan(pr_setup: Setup)
 def prepare_merge_for(setup: Setup, number: int):
     options = PrepareOptions(number, poll_interval=0.01, check_timeout=1.0)
     return prepare_merge(setup.gitrepo(), Settings(), setup.forge(), options)
+
+
+def _insert_mid_history(setup: Setup, branch: str, start: str) -> bytes:
+    """Branch `branch` from `start` with BRINGUP inserted after history's first entry."""
+    setup.git("checkout", "-q", "-B", branch, start)
+    data = setup.changelog(start)
+    cut = data.index(b"\n- config-keys:") + 1
+    entry = BRINGUP.lstrip("\n").encode()
+    (setup.path / "perf-changelog.yaml").write_bytes(data[:cut] + entry + b"\n" + data[cut:])
+    setup.repo.commit("Insert the entry after the first one")
+    setup.git("checkout", "-q", "main")
+    return entry
+
+
+def test_an_entry_inserted_mid_history_is_re_appended_and_reported(pr_setup: Setup) -> None:
+    """The PR inserted its entry between history's entries (45 of 230 real
+    main-mode failures since July are that): resolve moves it to the end,
+    its bytes unchanged, says so, and the merge lands instead of GOV302."""
+    main_before = pr_setup.changelog("main")
+    _insert_mid_history(pr_setup, "bringup", f"{pr_setup.main_tip}~1")  # conflicts with main
+    report = pr_setup.run()
+    assert report.ok, (report.status, [(s.name, s.detail) for s in report.steps])
+    (resolve,) = [s for s in report.steps if s.name == "resolve"]
+    assert "repaired: 1 entry(ies) the PR inserted in the middle of history" in resolve.detail
+    assert pr_setup.changelog("main") == main_before + CANONICAL
+
+
+def test_an_inserted_entry_without_a_conflict_is_repaired_too(pr_setup: Setup) -> None:
+    main_before = pr_setup.changelog("main")
+    _insert_mid_history(pr_setup, "bringup", "main")  # already contains main: no merge
+    report = pr_setup.run()
+    assert report.ok, (report.status, [(s.name, s.detail) for s in report.steps])
+    (resolve,) = [s for s in report.steps if s.name == "resolve"]
+    assert resolve.outcome == "ok" and "moved to the end" in resolve.detail
+    assert pr_setup.changelog("main") == main_before + CANONICAL
