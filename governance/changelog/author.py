@@ -98,8 +98,15 @@ def _fix_whitespace(base: bytes, head: bytes) -> tuple[bytes, list[Fix]]:
     suffix = head[len(base) :]
     whole_lines = not base or base.endswith(b"\n")
     first_line = base.count(b"\n") + 1
-    parts = suffix.split(b"\n")
     fixes: list[Fix] = []
+    if base.endswith(b"\n") and suffix.lstrip(b"\n").startswith(b"- config-keys:"):
+        # One empty line between history and the new entries (GOV305); history's
+        # own last line may be whitespace-only, and it stays.
+        lead = b"" if base.endswith(b"\n\n") else b"\n"
+        if not suffix.startswith(lead + b"- config-keys:"):
+            suffix = lead + suffix.lstrip(b"\n")
+            fixes.append(Fix(first_line, "one empty line between history and the new entries"))
+    parts = suffix.split(b"\n")
     for index, part in enumerate(parts):
         if index == 0 and not whole_lines:
             continue  # the rest of history's last line

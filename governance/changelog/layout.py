@@ -8,7 +8,7 @@ the bytes say the same thing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from governance.changelog.bounds import ENTRY_START
 from governance.changelog.document import Changelog, Entry
@@ -45,26 +45,12 @@ def byte_rules(
         suffix = head[len(base) :]
         lead = b"- config-keys:" if base.endswith(b"\n\n") else b"\n- config-keys:"
         if base and not suffix.startswith(lead):
-            problems.append(
-                at(
-                    "GOV305",
-                    "new entries must be separated from history by exactly one empty line",
-                    len(base),
-                    "leave one empty line after the last historical entry, then `- config-keys:`",
-                )
-            )
+            problems.append(_history_separator(base, at))
         starts = [m.start() for m in ENTRY_START.finditer(head)][-additions:]
         for start in starts[1:]:
             before = head[:start]
             if not before.endswith(b"\n\n") or before.endswith(b"\n\n\n"):
-                problems.append(
-                    at(
-                        "GOV306",
-                        "appended entries must have exactly one empty separator line",
-                        max(start - 1, 0),
-                        "leave exactly one empty line between appended entries",
-                    )
-                )
+                problems.append(_entry_separator(head, start, at))
         if head.endswith(b"\n\n"):
             problems.append(
                 at(
@@ -89,6 +75,55 @@ def byte_rules(
             )
         ]
     return []
+
+
+def _history_separator(base: bytes, at: Callable[[str, str, int, str], Violation]) -> Violation:
+    """GOV305, at the end of history (where the empty line belongs); when
+    history's own last line holds only whitespace, the hint says so: that line
+    is history's and stays, so the empty line goes after it."""
+    last = base[base.rstrip(b"\n").rfind(b"\n") + 1 :].rstrip(b"\n")
+    message = "new entries must be separated from history by exactly one empty line"
+    hint = "leave one empty line after the last historical entry, then `- config-keys:`"
+    if last and not last.strip():
+        line = base.count(b"\n")
+        message += f" (line {line}, history's last line, holds only whitespace)"
+        hint = (
+            f"keep line {line} as it is (history is byte-exact) and add one empty line after "
+            "it, before `- config-keys:` (`gov check --fix` does it)"
+        )
+    return at("GOV305", message, max(len(base) - 1, 0), hint)
+
+
+def _entry_separator(
+    head: bytes, start: int, at: Callable[[str, str, int, str], Violation]
+) -> Violation:
+    """GOV306, one finding per separator: at the whitespace of a separator line
+    that holds some (the stricter GOV313 does not repeat it), else before the entry."""
+    end = start  # walk back over the separator lines (those holding only whitespace)
+    spaced = -1
+    while end > 0:
+        line_start = head.rfind(b"\n", 0, end - 1) + 1
+        text = head[line_start : end - 1]
+        if text.strip():
+            break
+        if text:
+            spaced = line_start
+        end = line_start
+    if spaced >= 0:
+        line = head.count(b"\n", 0, spaced) + 1
+        return at(
+            "GOV306",
+            f"appended entries must have exactly one empty separator line (line {line} "
+            "holds only whitespace)",
+            spaced,
+            f"delete the spaces on line {line} (`gov check --fix` does it)",
+        )
+    return at(
+        "GOV306",
+        "appended entries must have exactly one empty separator line",
+        max(start - 1, 0),
+        "leave exactly one empty line between appended entries",
+    )
 
 
 def first_byte_difference(a: bytes, b: bytes) -> int:
@@ -193,17 +228,8 @@ def appended_whitespace(new: Changelog, additions: Sequence[Entry]) -> list[Viol
                     "end the file right after the entry's last line",
                 )
             )
-        elif not last and gap != b"\n" and gap.strip(b"\n"):
-            found.append(
-                _ws(
-                    "GOV313",
-                    data,
-                    path,
-                    entry.content_end,
-                    f"whitespace-only line between entries {entry.index} and {entry.index + 1}",
-                    "leave one truly empty line between entries",
-                )
-            )
+        # A whitespace-only line between appended entries is GOV306's (one
+        # finding per fault), not this rule's too.
     return found
 
 

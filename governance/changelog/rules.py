@@ -71,6 +71,21 @@ def check(
     parsed (the common case costs one entry, not the whole file).
     """
     verdict = Verdict(mode, path)
+    if base and not base.endswith(b"\n") and head.startswith(base + b"\n"):
+        # The change repairs history's missing final newline (the base's
+        # GOV101); history is otherwise kept, so judge it from the repaired base.
+        base += b"\n"
+        verdict.warnings.append(
+            violation(
+                "GOV316",
+                "this change adds the final newline history lacked; nothing else of history "
+                "changed",
+                path,
+                base.count(b"\n"),
+                1,
+                "nothing to do: a note for reviewers",
+            )
+        )
     trusted = trust_base and base is not None and _appends_only(base, head)
     if base is None:  # the file is new: no history to protect
         base_parsed = ParseResult(Changelog(path, b"", ()), ())

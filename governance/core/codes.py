@@ -119,6 +119,11 @@ _RULES = (
         ignorable=True,
     ),
     Rule("GOV315", "entry-reformatted", "an entry changed bytes without a semantic change"),
+    Rule(
+        "GOV316",
+        "base-final-newline",
+        "a change that adds history's missing final newline passes, with this note (a warning)",
+    ),
     # -- pr-link policy (docs/rules.md) -------------------------------------
     Rule("GOV401", "pr-link-not-expected", "a PR's entries link that PR or use a placeholder"),
     Rule("GOV402", "main-link-not-canonical", "entries on main carry a canonical PR link"),

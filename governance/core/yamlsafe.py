@@ -254,6 +254,10 @@ def load(text: str, *, round_trip: bool = False, line_offset: int = 0, strict: b
         raise YamlLoadError(_problem(kind, detail, mark, line_offset)) from exc
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        if _unclosed(exc.context) and exc.context_mark is not None:
+            mark = (
+                exc.context_mark
+            )  # where the quote or bracket opened, not where EOF or the next line noticed it
         detail = " ".join(part for part in (exc.context, exc.problem) if part)
         raise YamlLoadError(_problem("yaml-syntax", detail or str(exc), mark, line_offset)) from exc
     except ReaderError as exc:
@@ -270,6 +274,13 @@ def load(text: str, *, round_trip: bool = False, line_offset: int = 0, strict: b
         raise YamlLoadError(
             YamlProblem("yaml-syntax", "YAML nesting is too deep", 1 + line_offset, 1)
         ) from exc
+
+
+def _unclosed(context: str | None) -> bool:
+    """A quoted scalar or flow collection left open: the parser notices it only
+    at a later line, so the opening is the position to show."""
+    text = context or ""
+    return text.startswith(("while scanning a quoted scalar", "while parsing a flow"))
 
 
 def _problem(kind: str, message: str, mark: Any, line_offset: int) -> YamlProblem:

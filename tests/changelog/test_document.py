@@ -31,7 +31,11 @@ def entry(body: str) -> bytes:
         pytest.param(GOOD.replace(b"Bring", b"Br\0ng"), "GOV104", 4, 10, id="nul"),
         pytest.param(GOOD.replace(b"Bring", b"Br\xffng"), "GOV105", 4, 10, id="not-utf8"),
         pytest.param(
-            GOOD.replace(b'"Bring up"', b'"Bring up'), "GOV106", 6, 1, id="unclosed-quote"
+            GOOD.replace(b'"Bring up"', b'"Bring up'),
+            "GOV106",
+            4,
+            7,
+            id="unclosed-quote",  # at the opening quote
         ),
         pytest.param(GOOD + b"  pr-link: XXX\n", "GOV107", 6, 3, id="duplicate-key"),
         pytest.param(b"config-keys: [a]\n", "GOV108", 1, 1, id="root-is-mapping"),

@@ -240,7 +240,7 @@ def test_yaml_error_in_truncated_file_is_located_on_its_last_line() -> None:
     data = BASE + b"\n- config-keys: [k]\n  description: [d]\n  pr-link: 'XXX"
     found = parse(data, "p").violations
     yaml_fault = next(v for v in found if v.code == "GOV106")
-    assert (yaml_fault.line, yaml_fault.column) == (9, 16)  # the file has 9 lines
+    assert (yaml_fault.line, yaml_fault.column) == (9, 12)  # the opening quote, on the last line
 
 
 def test_too_large_is_located_at_the_first_byte_over_the_limit() -> None:

@@ -47,6 +47,7 @@ POLICY = LinkPolicy()
 # Documented categories (docs/merge-differences.md).
 G10 = "G10 dedupe only what main gained"
 G11 = "G11 continuation-line link"
+G12 = "G12 history's final newline repaired"
 STRICTER = "stricter rule (codes.STRICTER_CODES)"
 
 pytestmark = pytest.mark.corpus
@@ -123,6 +124,7 @@ COLUMNS = {  # outcome -> short column title
     KIND: "kind=",
     G10: "G10",
     G11: "G11",
+    G12: "G12",
     STRICTER: "strict",
     UNEXPECTED: "UNEXP",
 }
@@ -206,6 +208,15 @@ def g11_explains(golden: dict[str, Any] | None, branch_bytes: bytes) -> str | No
     return None
 
 
+def g12_explains(golden: dict[str, Any] | None, base: bytes, head: bytes) -> str | None:
+    """The PR only adds the final newline history lacked: the reference refuses
+    (its base check), gov passes it with a GOV316 note (nothing to canonicalize)."""
+    repair = not base.endswith(b"\n") and head == base + b"\n"
+    if golden and golden.get("kind") == "no-final-newline" and repair:
+        return G12
+    return None
+
+
 def run_pipeline(
     tally: Tally,
     row: dict[str, Any],
@@ -222,7 +233,8 @@ def run_pipeline(
 
     early = canonicalize(base, head, number, POLICY)
     golden = block["pr_canonicalize"]
-    compare(tally, branch, (pipeline, "pr_canonicalize"), early, golden, g11_explains(golden, head))
+    explain = g11_explains(golden, head) or g12_explains(golden, base, head)
+    compare(tally, branch, (pipeline, "pr_canonicalize"), early, golden, explain)
 
     merged: bytes | None = None
     upstream: str | None = None  # a disagreement at resolve carries over to canonicalize

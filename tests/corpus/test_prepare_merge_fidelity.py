@@ -40,10 +40,10 @@ STEP = {
 }
 
 AGREE_OK, AGREE_REFUSE = "agree-success", "agree-refuse (same step)"
-G10, G11, STRICTER = "G10", "G11", "stricter rule"
+G10, G11, G12, STRICTER = "G10", "G11", "G12", "stricter rule"
 KEYS, PLAN = "M1 configs at merge", "M2 plan builds"
 UNDOCUMENTED = "UNDOCUMENTED"
-COLUMNS = (AGREE_OK, AGREE_REFUSE, G10, G11, STRICTER, KEYS, PLAN, UNDOCUMENTED)
+COLUMNS = (AGREE_OK, AGREE_REFUSE, G10, G11, G12, STRICTER, KEYS, PLAN, UNDOCUMENTED)
 
 pytestmark = pytest.mark.corpus
 
@@ -65,6 +65,16 @@ def classify(golden: dict[str, Any], report: MergeReport, data: bytes | None, he
     if not final["all_ok"] and not report.ok:
         if STEP[final["failed_step"]] == report.failed_step:
             return AGREE_REFUSE
+        # G12: the PR only adds history's missing final newline. gov's check
+        # passes it (GOV316 note); at merge nothing of its own is left (GOV603).
+        repair = (golden.get("pr_check") or {}).get("kind") == "no-final-newline"
+        failed = next(s for s in report.steps if s.name == report.failed_step)
+        if (
+            repair
+            and report.failed_step == "resolve"
+            and {v.code for v in failed.violations} == {"GOV603"}
+        ):
+            return G12
         return UNDOCUMENTED
     step = final["failed_step"]
     kind = (golden.get(step) or {}).get("kind") if step else None

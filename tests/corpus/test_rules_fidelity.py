@@ -28,6 +28,8 @@ def classify(reference_ok: bool, verdict: Verdict) -> str:
         return "agree: accept"
     if not reference_ok and not verdict.ok:
         return "agree: reject"
+    if not reference_ok and any(w.code == "GOV316" for w in verdict.warnings):
+        return "repair: history's missing final newline added (GOV316 note)"
     if not reference_ok:
         return "MISSED: reference rejects, gov accepts"
     codes = sorted({v.code for v in verdict.violations})
@@ -79,7 +81,8 @@ def test_pr_time_check_matches_pr_branches(
         for label, number, reference in runs:
             verdict = check(base, head, policy, CheckMode.pr_mode(number), trust_base=trust_base)
             table[f"{label}: " + classify(reference["ok"], verdict)] += 1
-    assert table["synthetic N: agree: reject"] >= 370  # links name the real PRs
+    # links name the real PRs; one more reference rejection is the GOV316 repair
+    assert table["synthetic N: agree: reject"] >= 369
     assert_bar(
         table, f"gov check --pr N vs pr-branches.jsonl ({'fast path' if trust_base else 'full'})"
     )
