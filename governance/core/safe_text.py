@@ -113,7 +113,7 @@ _LINK = re.compile(r"\](?=[(\[])")
 _MARKDOWN_CHARS = re.compile("[" + re.escape("".join(_MARKDOWN)) + "]")
 # What would start a heading, a list, a setext heading or a numbered list
 # at a line start (in the middle of a line they are plain text).
-_LINE_START = re.compile(r"^(\s*\d*)([-+=.)#*_\[])")
+_LINE_START = re.compile(r"^(\s*\d*)([-+=.)#*_~\[])")
 
 
 def markdown_text(text: str) -> str:
@@ -138,6 +138,8 @@ def markdown_code(text: str, *, cell: bool = False) -> str:
     flat = " ".join(terminal(text).replace("\t", " ").split("\n"))
     if cell:
         flat = flat.replace("|", "\\|")
+    if not flat:
+        return "` `"  # `` is no code span
     runs = [len(run) for run in re.findall("`+", flat)]
     fence = "`" * (max(runs, default=0) + 1)
     pad = " " if flat.startswith(("`", " ")) or flat.endswith(("`", " ")) or runs else ""
