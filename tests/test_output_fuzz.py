@@ -186,3 +186,16 @@ def _document(value: str) -> dict[str, Any]:
             "entries": [{"config-keys": [value, value], "pr-link": value, "evals-only": True}],
         },
     }
+
+
+@FAST
+@given(HOSTILE)
+def test_the_results_page_keeps_its_data_through_the_boundary(value: str) -> None:
+    from governance.results.html import render_html
+
+    report = ComparisonReport(3, 5.0, [], [value], [value], value)
+    page = through("html", render_html(report))
+    inert_terminal(page.replace("\n", "").replace("\t", ""))
+    scripts = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)
+    assert len(scripts) == 1 and json.loads(scripts[0]) == report.to_dict()
+    assert "<img" not in page.replace("&lt;img", "")

@@ -108,6 +108,11 @@ def boundary(fmt: str | None) -> Iterator[None]:
                     stream.finish()
 
 
+def for_format(fmt: str | None, text: str) -> str:
+    """`text` as the boundary of `fmt` writes it (for output to a file)."""
+    return _transform(fmt)[0](text)
+
+
 def raw(stream: TextIO) -> TextIO:
     """The stream under the boundary: for gov's own control output (a
     progress bar's `\\r`), never for a value."""
