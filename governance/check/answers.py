@@ -38,6 +38,7 @@ class Answer:
     stdout: str
     summary: str  # markdown for $GITHUB_STEP_SUMMARY ("" unless github)
     ok: bool
+    commands: str = ""  # workflow commands, printed before stdout ("" unless github)
 
 
 def _content_ids(
@@ -84,10 +85,20 @@ def remembered(repo: GitRepo, parts: list[str], compute: Callable[[], Answer]) -
     cache = BlockCache(StateLayout(repo.git_dir).check_cache)
     key = digest(parts)
     hit = cache.get(key)
-    if isinstance(hit, dict) and set(hit) == {"stdout", "summary", "ok"}:
-        return Answer(str(hit["stdout"]), str(hit["summary"]), bool(hit["ok"]))
+    if isinstance(hit, dict) and set(hit) == {"stdout", "summary", "ok", "commands"}:
+        return Answer(
+            str(hit["stdout"]), str(hit["summary"]), bool(hit["ok"]), str(hit["commands"])
+        )
     found = compute()
-    cache.put(key, {"stdout": found.stdout, "summary": found.summary, "ok": found.ok})
+    cache.put(
+        key,
+        {
+            "stdout": found.stdout,
+            "summary": found.summary,
+            "ok": found.ok,
+            "commands": found.commands,
+        },
+    )
     return found
 
 
@@ -102,7 +113,8 @@ def render(result: CheckResult, fmt: str) -> Answer:
         return Answer(out.render_json(result), "", result.verdict.ok)
     if fmt == "github":
         summary = out.render_markdown_summary(result)
-        return Answer(out.render_github(result), summary, result.verdict.ok)
+        commands = out.github_commands(result)
+        return Answer(out.render_text(result), summary, result.verdict.ok, commands)
     return Answer(out.render_text(result), "", result.verdict.ok)
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from governance.core.diagnostics import Violation
 from governance.core.plain import HIDDEN
+from governance.core.safe_text import markdown_code, markdown_text, workflow_command, workflow_log
 
 if TYPE_CHECKING:
     from governance.check.audit import AuditRow
@@ -184,40 +185,42 @@ def render_json(result: CheckResult) -> str:
     return json.dumps(result_dict(result), indent=2, ensure_ascii=False, default=str) + "\n"
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def github_annotations(violations: Sequence[Violation], level: str = "error") -> list[str]:
     lines = []
     for v in violations[:GITHUB_ANNOTATION_LIMIT]:
-        props = [f"file={_escape_property(v.path)}"]
+        props: dict[str, object] = {"file": v.path}
         if v.line:
-            props.append(f"line={v.line}")
+            props["line"] = v.line
         if v.column:
-            props.append(f"col={v.column}")
-        props.append(f"title={_escape_property(v.code + ' ' + v.rule)}")
+            props["col"] = v.column
+        props["title"] = f"{v.code} {v.rule}"
         message = v.message + (f"\nhint: {v.hint}" if v.hint else "")
-        lines.append(f"::{level} {','.join(props)}::{_escape_data(message)}")
+        lines.append(workflow_command(level, message, **props))
     hidden = len(violations) - GITHUB_ANNOTATION_LIMIT
     if hidden > 0:
         lines.append(
-            f"::notice title=gov::{hidden} more finding(s) than GitHub displays as "
-            "annotations; see the log below for all of them"
+            workflow_command(
+                "notice",
+                f"{hidden} more finding(s) than GitHub displays as annotations; "
+                "see the log below for all of them",
+                title="gov",
+            )
         )
     return lines
 
 
-def render_github(result: CheckResult) -> str:
+def github_commands(result: CheckResult) -> str:
+    """The annotations of a check, one workflow command a line."""
     annotations = github_annotations(result.verdict.violations)
     annotations += github_annotations(result.warnings, "warning")
     if result.ignore:
-        annotations.append(f"::notice title=gov::{_escape_data(ignored_line(result))}")
-    return "\n".join([*annotations, render_text(result).rstrip("\n")]) + "\n"
+        annotations.append(workflow_command("notice", ignored_line(result), title="gov"))
+    return "".join(line + "\n" for line in annotations)
+
+
+def render_github(result: CheckResult) -> str:
+    """The annotations, then the text log with every line a plain log line."""
+    return github_commands(result) + workflow_log(render_text(result).rstrip("\n")) + "\n"
 
 
 def render_markdown_summary(result: CheckResult) -> str:
@@ -226,20 +229,25 @@ def render_markdown_summary(result: CheckResult) -> str:
     out = [
         f"### {head}",
         "",
-        f"`{verdict.path}`: {mode_label(result)}; base {result.base_label}, head {result.head_label}.",
+        f"{markdown_code(verdict.path)}: {markdown_text(mode_label(result))}; "
+        f"base {markdown_text(result.base_label)}, head {markdown_text(result.head_label)}.",
         "",
     ]
     if verdict.additions:
         out += ["| entry | line | config keys | pr-link |", "|---|---|---|---|"]
         for e in verdict.additions:
-            keys = ", ".join(f"`{k}`" for k in e.raw.get("config-keys") or [])
-            out.append(f"| {e.index} | {e.line} | {keys} | `{e.pr_link}` |")
+            keys = ", ".join(
+                markdown_code(str(k), cell=True) for k in _listed(e.raw.get("config-keys"))
+            )
+            out.append(
+                f"| {e.index} | {e.line} | {keys} | {markdown_code(str(e.pr_link), cell=True)} |"
+            )
         out.append("")
     if verdict.violations:
         out += ["| code | where | problem | fix |", "|---|---|---|---|"]
         for v in verdict.violations[:MAX_FINDINGS_SHOWN]:
             cells = [v.code, v.located(), v.message, v.hint]
-            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+            out.append("| " + " | ".join(markdown_text(c) for c in cells) + " |")
         out.append("")
         hidden = len(verdict.violations) - MAX_FINDINGS_SHOWN
         if hidden > 0:
@@ -251,13 +259,20 @@ def render_markdown_summary(result: CheckResult) -> str:
         out += ["| warning | where | problem | hint |", "|---|---|---|---|"]
         for v in result.warnings[:MAX_FINDINGS_SHOWN]:
             cells = [v.code, v.located(), v.message, v.hint]
-            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+            out.append("| " + " | ".join(markdown_text(c) for c in cells) + " |")
         out.append("")
     if result.preflight:
-        out += [result.preflight.summary(), ""]
+        out += [markdown_text(result.preflight.summary()), ""]
     if result.ignore:
-        out += [ignored_line(result), ""]
+        out += [markdown_text(ignored_line(result)), ""]
     return "\n".join(out) + "\n"
+
+
+def _listed(value: object) -> list[object]:
+    """An entry's config keys as a list (whatever the PR wrote there)."""
+    if isinstance(value, list | tuple):
+        return list(value)
+    return [] if value is None else [value]
 
 
 def render_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
@@ -316,4 +331,4 @@ def render_error(output: str, message: str, hint: str, exit_code: int) -> str:
         indent = 2 if output == "json" else None
         return json.dumps({"ok": False, "error": error}, indent=indent, ensure_ascii=False) + "\n"
     text = message + (f"\nhint: {hint}" if hint else "")
-    return f"::error title=gov::{_escape_data(text)}\n"
+    return workflow_command("error", text, title="gov") + "\n"

@@ -2,6 +2,7 @@
 
 * `app`       - the `gov` application, the shared options and every registration.
 * `common`    - error handling, opening the repository, the output helper.
+* `output`    - the output boundary: stdout and stderr escaped for the command's `--format`.
 * `check`     - `gov check`, `gov audit`, `gov schema`, `gov demo`, `gov version`.
 * `author`    - `gov add`: append one well-formed entry, then check.
 * `init`      - `gov init`: onboard a benchmark repository.

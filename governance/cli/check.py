@@ -22,6 +22,7 @@ from governance.cli.common import (
     state,
     warn_unknown_variables,
 )
+from governance.cli.output import raw
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 
@@ -203,7 +204,7 @@ def audit(
     rows = run_audit(repo, settings, commits, configs=not no_configs)
     show = sys.stderr.isatty() if progress is None else progress
     bar = (
-        typer.progressbar(rows, length=len(commits), label="auditing", file=sys.stderr)
+        typer.progressbar(rows, length=len(commits), label="auditing", file=raw(sys.stderr))
         if show
         else contextlib.nullcontext(rows)
     )

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 from typer.core import TyperGroup
 
+from governance.cli.output import boundary as output_boundary
+from governance.cli.output import command
 from governance.core.diagnostics import (
     EXIT_FINDINGS,
     EXIT_INTERNAL,
@@ -53,7 +55,11 @@ def formatted_error(output: str | None, message: str, hint: str, exit_code: int)
     if output in MACHINE_FORMATS:
         from governance.check.render import render_error
 
-        sys.stdout.write(render_error(output, message, hint, exit_code))
+        rendered = render_error(output, message, hint, exit_code)
+        if output == "github":
+            command(rendered)
+        else:
+            sys.stdout.write(rendered)
 
 
 def requested_format(args: list[str]) -> str | None:
@@ -99,39 +105,40 @@ def guarded(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         output = str(kwargs.get("output", "") or "").lower() or None
-        try:
-            return func(*args, **kwargs)
-        except typer.Exit:
-            raise
-        except GovError as exc:
-            findings = list(getattr(exc, "violations", ()))
-            for finding in findings:
-                where = finding.located()
-                err(f"{where + ': ' if where else ''}{finding.code} {finding.message}")
-                if finding.hint:
-                    err(f"  hint: {finding.hint}")
-            err(f"gov: error: {exc}")
-            if exc.hint and not any(exc.hint == finding.hint for finding in findings):
-                err(f"  hint: {exc.hint}")
-            formatted_error(output, str(exc), exc.hint, exc.exit_code)
-            raise typer.Exit(exc.exit_code) from None
-        except BrokenPipeError:  # e.g. `gov log KEY | head`: the reader left, not a crash
-            sys.stderr.close()
-            raise typer.Exit(EXIT_OK) from None
-        except KeyboardInterrupt:
-            err("gov: interrupted")
-            raise typer.Exit(EXIT_INTERRUPTED) from None
-        except Exception as exc:
-            if state.debug:
+        with output_boundary(output):
+            try:
+                return func(*args, **kwargs)
+            except typer.Exit:
                 raise
-            from governance import __version__
+            except GovError as exc:
+                findings = list(getattr(exc, "violations", ()))
+                for finding in findings:
+                    where = finding.located()
+                    err(f"{where + ': ' if where else ''}{finding.code} {finding.message}")
+                    if finding.hint:
+                        err(f"  hint: {finding.hint}")
+                err(f"gov: error: {exc}")
+                if exc.hint and not any(exc.hint == finding.hint for finding in findings):
+                    err(f"  hint: {exc.hint}")
+                formatted_error(output, str(exc), exc.hint, exc.exit_code)
+                raise typer.Exit(exc.exit_code) from None
+            except BrokenPipeError:  # e.g. `gov log KEY | head`: the reader left, not a crash
+                sys.stderr.close()
+                raise typer.Exit(EXIT_OK) from None
+            except KeyboardInterrupt:
+                err("gov: interrupted")
+                raise typer.Exit(EXIT_INTERRUPTED) from None
+            except Exception as exc:
+                if state.debug:
+                    raise
+                from governance import __version__
 
-            err(
-                f"gov: internal error: {type(exc).__name__}: {exc}\n"
-                f"  gov {__version__}, Python {sys.version.split()[0]}; "
-                "rerun with --debug for the traceback and report it"
-            )
-            raise typer.Exit(EXIT_INTERNAL) from None
+                err(
+                    f"gov: internal error: {type(exc).__name__}: {exc}\n"
+                    f"  gov {__version__}, Python {sys.version.split()[0]}; "
+                    "rerun with --debug for the traceback and report it"
+                )
+                raise typer.Exit(EXIT_INTERNAL) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -259,9 +266,12 @@ class CheckFormat(StrEnum):
 def emit_check(found: Answer) -> None:
     """Print a check's answer (and its step summary, for `github`); exit 0
     (clean) or 1 (findings)."""
+    command(found.commands)
     sys.stdout.write(found.stdout)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if found.summary and summary:
+        from governance.core.safe_text import terminal
+
         with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(found.summary)
+            handle.write(terminal(found.summary))
     raise typer.Exit(EXIT_OK if found.ok else EXIT_FINDINGS)

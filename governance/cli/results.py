@@ -60,7 +60,9 @@ def compare(
     else:
         text = render.render_text(report)
     if out is not None:
-        out.write_text(text, encoding="utf-8")
+        from governance.cli.output import for_format
+
+        out.write_text(for_format(output.value, text), encoding="utf-8")
         sys.stderr.write(f"wrote {out}: {render.summary(report)}\n")
     else:
         sys.stdout.write(text)

@@ -8,6 +8,7 @@
 * `yamlsafe`    - the safe YAML loader every parse goes through (bounded, standard tags only).
 * `suggest`     - did-you-mean hints: the spellings a user probably meant.
 * `plain`       - plain names: look-alike characters folded to ASCII, hidden bidi and zero-width characters.
+* `safe_text`   - the output boundary per format: terminal, JSON, GitHub workflow log, markdown.
 * `schema_faults` - pydantic validation errors as located `Violation`s.
 * `fingerprint` - content identities of plan rows: recipe fingerprints, eval recipes, git blob ids.
 * `atomic`      - write a file so that readers see the old bytes or the new ones.

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from governance.core.diagnostics import Violation
+from governance.core.safe_text import html_text, markdown_code, markdown_text
 from governance.matrix.plan import PlanResult
 from governance.matrix.row_builder import worker_tag
 
@@ -121,8 +122,8 @@ def plan_text(result: PlanResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|") or " "
+def _md_cell(text: object) -> str:
+    return markdown_text(str(text)) or " "
 
 
 def plan_markdown(result: PlanResult) -> str:
@@ -130,13 +131,16 @@ def plan_markdown(result: PlanResult) -> str:
     document = result.document
     meta = document["changelog_metadata"]
     sections = _sections(document)
-    lines = [f"### Sweep plan `{meta['base_ref']}`..`{meta['head_ref']}`", ""]
+    span = f"{markdown_code(str(meta['base_ref']))}..{markdown_code(str(meta['head_ref']))}"
+    lines = [f"### Sweep plan {span}", ""]
     if result.warnings:
-        lines += [f"> **Warning:** {w.message}" for w in result.warnings] + [""]
+        lines += [f"> **Warning:** {markdown_text(w.message)}" for w in result.warnings] + [""]
     lines += ["| section | rows |", "|---|---:|"]
-    lines += [f"| {title} | {len(rows)} |" for title, rows in sections] or ["| (none) | 0 |"]
+    lines += [f"| {_md_cell(title)} | {len(rows)} |" for title, rows in sections] or [
+        "| (none) | 0 |"
+    ]
     for title, rows in sections:
-        lines += ["", f"<details><summary>{title} ({len(rows)})</summary>", ""]
+        lines += ["", f"<details><summary>{html_text(title)} ({len(rows)})</summary>", ""]
         lines.append("| " + " | ".join(COLUMNS) + " |")
         lines.append("|" + "---|" * len(COLUMNS))
         for row in rows:
@@ -144,8 +148,8 @@ def plan_markdown(result: PlanResult) -> str:
         lines += ["", "</details>"]
     lines += ["", "**Changelog entries**", ""]
     for entry in meta["entries"]:
-        keys = ", ".join(f"`{k}`" for k in entry["config-keys"])
+        keys = ", ".join(markdown_code(str(k)) for k in entry["config-keys"])
         flags = [name for name in ("evals-only", "all-evals", "append-only") if entry.get(name)]
         suffix = f" ({', '.join(flags)})" if flags else ""
-        lines.append(f"- {keys}{suffix}: {entry['pr-link']}")
+        lines.append(f"- {keys}{suffix}: {markdown_text(str(entry['pr-link']))}")
     return "\n".join(lines) + "\n"

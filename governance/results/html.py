@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from governance.core.diagnostics import UsageError
+from governance.core.safe_text import json_text
 from governance.results.compare import Comparison, ComparisonReport
 from governance.results.render import _eval_rows, _rows, summary
 
@@ -108,7 +109,9 @@ def render_html(report: ComparisonReport) -> str:
                 config={"displaylogo": False},
             )
         )
-    data = json.dumps(report.to_dict(), ensure_ascii=False).replace("</", "<\\/")
+    # No `<` at all in the inline script: neither `</script>` nor `<!--` can end or hide it.
+    # Controls as JSON escapes, so the text boundary leaves the document valid.
+    data = json_text(json.dumps(report.to_dict(), ensure_ascii=False)).replace("<", "\\u003c")
     title = f"PR #{report.pr} results compared with {report.main_label}"
     return f"""<!DOCTYPE html>
 <html lang="en">

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from governance.core.safe_text import markdown_text
 from governance.results.compare import METRICS, Change, Comparison, ComparisonReport
 
 _MARK = {"better": "▲", "worse": "▼", "": ""}
@@ -77,20 +78,24 @@ def render_text(report: ComparisonReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|")
+def _md(text: object) -> str:
+    return markdown_text(str(text))
 
 
 def render_markdown(report: ComparisonReport) -> str:
     headers, rows = _rows(report)
-    out = [f"### Results: PR #{report.pr} compared with {report.main_label}", "", summary(report)]
+    out = [
+        f"### Results: PR #{_md(report.pr)} compared with {_md(report.main_label)}",
+        "",
+        _md(summary(report)),
+    ]
     out += [
         "",
         "PR value vs main value (relative change; ▲ better, ▼ worse past the threshold).",
         "",
     ]
     if rows:
-        out += ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        out += ["| " + " | ".join(_md(h) for h in headers) + " |", "|" + "---|" * len(headers)]
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
     evals = _eval_rows(report)
     if evals:

@@ -35,7 +35,7 @@ def test_a_repeated_check_is_answered_from_the_cache(example_repo: Repo) -> None
     [stored] = answers(repo)
     # Plant a different answer under the same key: the next run must print it,
     # which proves the answer came from the cache and not from the rules.
-    planted = {"stdout": "planted answer\n", "summary": "", "ok": False}
+    planted = {"stdout": "planted answer\n", "summary": "", "ok": False, "commands": ""}
     stored.write_text(json.dumps(planted))
     again = run_gov("check", "--pr", "2194", cwd=repo.path)
     assert (again.exit_code, again.stdout) == (1, "planted answer\n")
