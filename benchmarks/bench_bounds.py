@@ -143,7 +143,7 @@ from pathlib import Path
 from governance.core import jsonsafe
 from governance.sweeps import runfiles
 case = sys.argv[1]
-cap = runfiles.MAX_HASHED_BYTES
+from governance.results.reader import MAX_RESULT_BYTES as cap
 start = time.perf_counter()
 outcome = "read"
 if case == "row-200mib":
@@ -156,8 +156,11 @@ if case == "row-200mib":
     os.unlink(folder / "gov-row.json"); os.rmdir(folder)
 else:
     data = {
-        "json-16mib-flat": b"[" + b"[]," * (cap // 3 - 2) + b"[]]",  # 16 MiB, depth 2 everywhere
-        "json-16mib-strings": b'["' + b"[9" * (cap // 2 - 4) + b'"]',  # brackets and digits in a string
+        # at the read cap (4 MiB): the costliest shapes for the depth scan and the parser
+        "json-cap-flat": b"[" + b"[]," * (cap // 3 - 2) + b"[]]",
+        "json-cap-strings": b"[" + b'"a",' * (cap // 4 - 2) + b'"a"]',
+        "json-cap-late-deep": b"[" + b'"a",' * (cap // 4 - 20) + b"[" * 70,
+        "json-cap-objects": b"[" + b'{"a":[1]},' * (cap // 10 - 2) + b"{}]",
         "json-deep-100k": b"[" * 100_000 + b"]" * 100_000,
         "json-digits-5001": b'{"total_token_throughput": ' + b"9" * 5001 + b"}",
     }[case]
@@ -171,8 +174,10 @@ peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(f"RESULT {elapsed:.3f} {peak:.1f} {outcome}", file=sys.stderr)
 """
 FILE_CASES = (
-    "json-16mib-flat",
-    "json-16mib-strings",
+    "json-cap-flat",
+    "json-cap-strings",
+    "json-cap-late-deep",
+    "json-cap-objects",
     "json-deep-100k",
     "json-digits-5001",
     "row-200mib",

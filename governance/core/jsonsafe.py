@@ -17,7 +17,10 @@ from typing import Any
 
 MAX_JSON_DEPTH = 64  # nested arrays and objects
 MAX_INT_DIGITS = 64  # digits of one integer literal
-_STRUCTURE = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_OPENERS = frozenset(b"[{")
+_CLOSERS = frozenset(b"]}")
 _LONG_INT = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?[0-9]{%d,}' % (MAX_INT_DIGITS + 1))
 
 
@@ -37,19 +40,38 @@ def _at(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def _too_deep(data: bytes) -> int | None:
-    """Offset of the first opener past MAX_JSON_DEPTH (strings skipped)."""
+    """Offset of the first opener past MAX_JSON_DEPTH (strings skipped). The
+    text between two strings is reduced to its brackets at C speed; only the
+    stretch where the depth crosses the bound is walked byte by byte."""
     if data.count(b"[") + data.count(b"{") <= MAX_JSON_DEPTH:
         return None
-    depth = 0
-    for match in _STRUCTURE.finditer(data):
-        char = match.group()[:1]
-        if char in (b"[", b"{"):
+    depth = start = 0
+    strings = _STRING.finditer(data)
+    while start <= len(data):
+        match = next(strings, None)
+        end = match.start() if match else len(data)
+        before = depth
+        for char in data[start:end].translate(None, _NOT_BRACKETS):
+            depth += 1 if char in _OPENERS else -1
+            if depth > MAX_JSON_DEPTH:
+                return _crossing(data, start, before)
+        if match is None:
+            return None
+        start = match.end()
+    return None
+
+
+def _crossing(data: bytes, start: int, depth: int) -> int:
+    """The offset, from `start` at `depth`, where the depth first passes the bound."""
+    for offset in range(start, len(data)):
+        char = data[offset]
+        if char in _OPENERS:
             depth += 1
             if depth > MAX_JSON_DEPTH:
-                return match.start()
-        elif char in (b"]", b"}"):
+                return offset
+        elif char in _CLOSERS:
             depth -= 1
-    return None
+    return len(data)
 
 
 def _long_integer(data: bytes) -> int | None:

@@ -210,24 +210,19 @@ def _process(
     base: Catalog | None,
     options: PlanOptions,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Generator invocations per entry, deduplicated by ledgers; the plan
-    keeps at most `rowbounds.MAX_PLAN_ROWS` rows, and no invocation builds
-    more than what is left of them (GOV524)."""
+    """Generator invocations per entry, deduplicated by ledgers. The plan's
+    throughput rows are at most `rowbounds.MAX_PLAN_ROWS`, and no invocation
+    builds more than what is left of them; an eval selection builds at most
+    as many (GOV524)."""
     order = sorted(range(len(entries)), key=lambda i: not entries[i].all_evals)  # stable
     throughput_seen: dict[str, set[str]] = {}
     eval_seen: dict[str, set[str]] = {}
     throughput: list[dict[str, Any]] = []
     evals: list[dict[str, Any]] = []
     strict = options.validate_all
-    built = 0
 
-    def run(catalog: Catalog, group: list[str], mode: EvalMode, filters: Filters) -> list[Any]:
-        nonlocal built
-        rows = generate(
-            catalog, group, mode, filters, validate_all=strict, max_rows=MAX_PLAN_ROWS - built
-        )
-        built += len(rows)
-        return rows
+    def run(catalog: Catalog, keys: list[str], mode: EvalMode, filters: Filters, most: int) -> Any:
+        return generate(catalog, keys, mode, filters, validate_all=strict, max_rows=most)
 
     for index in order:
         entry, keys = entries[index], resolved[index]
@@ -236,17 +231,18 @@ def _process(
         if not suppress:
             for kinds, group in _groups(keys, entry.scenarios, throughput_seen):
                 filters = Filters(scenario_types=None if kinds == SCENARIO_KINDS else kinds)
-                rows = run(head, group, EvalMode.NO_EVALS, filters)
+                left = MAX_PLAN_ROWS - len(throughput)
+                rows = run(head, group, EvalMode.NO_EVALS, filters, left)
                 if entry.append_only:
                     assert base is not None
-                    base_rows = run(base, group, EvalMode.NO_EVALS, filters)
+                    base_rows = run(base, group, EvalMode.NO_EVALS, filters, MAX_PLAN_ROWS)
                     rows = append_only_delta(base_rows, rows)
                 throughput.extend(rows)
         if entry.append_only:
             continue
         mode = EvalMode.ALL_EVALS if expand else EvalMode.EVALS_ONLY
         for kinds, group in _groups(keys, entry.scenarios, eval_seen):
-            rows = run(head, group, mode, Filters(scenario_types=kinds))
+            rows = run(head, group, mode, Filters(scenario_types=kinds), MAX_PLAN_ROWS)
             if entry.eval_min_prefill_ep is not None:
                 rows = [r for r in rows if _prefill_ep_ok(r, entry.eval_min_prefill_ep)]
             evals.extend(rows)

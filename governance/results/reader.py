@@ -24,6 +24,10 @@ from typing import Any
 
 from governance.core import jsonsafe
 
+# A result or row file gov parses (the serving benchmark's and lm-eval's are tens
+# of KB); bigger is "too large" (docs/security.md, "Bounds").
+MAX_RESULT_BYTES = 4 * 1024 * 1024
+
 
 class ResultError(ValueError):
     """A result file that cannot be read; the message says what is missing."""

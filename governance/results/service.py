@@ -25,7 +25,7 @@ from governance.core.settings import Settings
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 from governance.results.compare import ComparisonReport, Point, compare
-from governance.results.reader import ResultError, read_result
+from governance.results.reader import MAX_RESULT_BYTES, ResultError, read_result
 from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.identity import SLOT_FIELDS, WORKER_SLOT_FIELDS
 from governance.sweeps.jobs import ROW_JSON_NAME
@@ -98,8 +98,10 @@ def result_name(names: Iterable[str], is_eval: bool) -> str | None:
 
 
 def _read(folder: Path, recorded: RunFile) -> bytes:
+    """A recorded file's verified bytes, at most MAX_RESULT_BYTES (a bigger
+    one is "too large", never read)."""
     try:
-        return read_verified(folder, recorded)
+        return read_verified(folder, recorded, limit=MAX_RESULT_BYTES)
     except FileUnverifiable as exc:
         raise Unverifiable(str(exc)) from exc
 

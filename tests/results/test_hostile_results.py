@@ -118,6 +118,23 @@ def test_a_file_past_the_keep_limit_is_recorded_unhashed_and_never_read(tmp_path
     assert runfiles.verify(folder, [recorded]) == "result file too large: gov-row.json"
 
 
+def test_a_result_past_the_read_cap_is_too_large_and_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from governance.results import service
+    from governance.results.reader import MAX_RESULT_BYTES
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "r.json").write_bytes(b"[" + b"1," * (MAX_RESULT_BYTES // 2) + b"1]")
+    [recorded] = runfiles.record(folder)
+    assert recorded.sha256 is not None  # under the keep limit: digested, verifies
+    assert runfiles.verify(folder, [recorded]) == ""
+    monkeypatch.setattr(runfiles.os, "read", lambda *_: pytest.fail("read"))
+    with pytest.raises(service.Unverifiable, match=r"too large: r\.json"):
+        service._read(folder, recorded)
+
+
 @pytest.mark.parametrize(
     ("data", "why", "line", "column"),
     [
