@@ -26,6 +26,7 @@ from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.core.settings import Settings
 from governance.git.repo import GitRepo
+from governance.git.snapshot import UnsafeTreePath, write_folder
 
 if TYPE_CHECKING:
     from governance.sweeps.dispatch import Resolved
@@ -92,9 +93,10 @@ def scripts_exist(repo: GitRepo, settings: Settings, commit: str | None) -> bool
 @contextmanager
 def _snapshot(
     repo: GitRepo, settings: Settings, commit: str | None
-) -> Iterator[tuple[Path, dict[str, bytes], dict[str, bool]]]:
-    """(folder, path -> bytes, path -> executable) of the scripts folder as judged:
-    the commit's tree written to a temporary folder, or the working tree."""
+) -> Iterator[tuple[Path, dict[str, bytes], dict[str, bool], list[UnsafeTreePath]]]:
+    """(folder, path -> bytes, path -> executable, refused tree entries) of the
+    scripts folder as judged: the commit's tree written to a temporary folder
+    (`governance.git.snapshot`, which refuses entries leaving it), or the working tree."""
     prefix = settings.scripts.rstrip("/")
     if commit is None:
         root = repo.root / prefix
@@ -104,26 +106,25 @@ def _snapshot(
                 path = f"{prefix}/{file.relative_to(root).as_posix()}"
                 files[path] = file.read_bytes()
                 modes[path] = os.access(file, os.X_OK)
-        yield root, files, modes
+        yield root, files, modes, []
         return
     temp = Path(tempfile.mkdtemp(prefix="gov-preflight-"))
     try:
-        files, modes = {}, {}
-        for path, (mode, blob) in repo.tree_files(commit, prefix).items():
-            relative = path[len(prefix) + 1 :]
-            target = temp / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            data = repo.read_blob_by_id(blob)
-            if mode == "120000":  # a symbolic link: the resolver refuses one leaving the folder
-                target.symlink_to(data.decode("utf-8", "replace"))
-                continue
-            target.write_bytes(data)
-            target.chmod(0o755 if mode == "100755" else 0o644)
-            files[path] = data
-            modes[path] = mode == "100755"
-        yield temp, files, modes
+        written = write_folder(repo, commit, prefix, temp)
+        yield temp, written.files, written.modes, written.refused
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def _unsafe_entry(refused: UnsafeTreePath) -> Violation:
+    return violation(
+        "GOV714",
+        f"tree entry {refused.path!r} is not a path inside the scripts folder "
+        f"({refused.reason}); it was not written or run",
+        refused.path,
+        hint="remove the entry from the commit's tree (git's own checkout refuses it too); "
+        "`git ls-tree -r HEAD` shows it",
+    )
 
 
 def run_preflight(
@@ -146,7 +147,8 @@ def run_preflight(
     single = [row for row in rows if not row.is_multinode]
     result.skipped_multinode = len(rows) - len(single)
     prefix = settings.scripts.rstrip("/")
-    with _snapshot(repo, settings, head_commit) as (folder, files, modes):
+    with _snapshot(repo, settings, head_commit) as (folder, files, modes, refused):
+        result.violations += [_unsafe_entry(entry) for entry in refused]
         paths = SweepPaths(folder, folder / ".results", folder / ".ledger", folder)
         resolver = resolver_for(paths, settings)
         resolved = resolve_rows(single, resolver, paths.results, machine="preflight", build=False)

@@ -6,6 +6,7 @@
 * `settings_values` - each settings value validated when read (paths, templates, patterns).
 * `links`       - the pr-link policy (placeholders, the canonical link of PR N).
 * `yamlsafe`    - the safe YAML loader every parse goes through (bounded, standard tags only).
+* `jsonsafe`    - bounded JSON reading (depth, integer size) for files launched scripts wrote.
 * `suggest`     - did-you-mean hints: the spellings a user probably meant.
 * `plain`       - plain names: look-alike characters folded to ASCII, hidden bidi and zero-width characters.
 * `safe_text`   - the output boundary per format: terminal, JSON, GitHub workflow log, markdown.

@@ -197,6 +197,12 @@ _RULES = (
         "runner labels (the runner file's and every config's runner) are plain ASCII",
         stricter=True,
     ),
+    Rule(
+        "GOV524",
+        "too-many-rows",
+        "a config generates at most 1,000 rows, a plan at most 20,000 (docs/security.md)",
+        stricter=True,
+    ),
     Rule("GOV530", "changelog-deletion", "head deletes or rewrites no non-blank changelog line"),
     Rule("GOV531", "changelog-no-additions", "the plan's changelog diff adds entries"),
     Rule("GOV532", "changelog-entry-invalid", "appended entries read by the plan are valid"),
@@ -262,6 +268,12 @@ _RULES = (
         "GOV713",
         "engine-flag-value",
         "a serving-engine flag value is one that engine's scripts use (a warning)",
+    ),
+    Rule(
+        "GOV714",
+        "unsafe-tree-path",
+        "every path in the scripts tree stays inside it (no `..`, `.`, `.git`, empty name)",
+        stricter=True,
     ),
     # -- settings (reported, not failing: docs/security.md) -----------------
     Rule(

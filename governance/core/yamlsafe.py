@@ -3,8 +3,10 @@
 Safety rules (they apply to every YAML byte gov reads):
 * only the standard YAML 1.1 tags are constructed (ruamel's safe constructor);
   any other tag is an error;
-* anchors and aliases are bounded: an alias-heavy document ("billion laughs")
-  is refused before anything walks it;
+* alias expansion is bounded by what it generates, not by how many aliases
+  there are: a document whose aliases expand it past `MAX_EXPANDED_NODES`
+  nodes ("billion laughs", 99 aliases of one 3,000-value list) is refused,
+  at the alias that crosses the bound, before anything walks it;
 * the input size is bounded (`MAX_YAML_BYTES`), and so are the nesting
   depth (`MAX_DEPTH`) and the length of a tag (`MAX_TAG_CHARS`), checked
   before the loader sees the text (the C loader recurses per level and
@@ -36,7 +38,9 @@ if TYPE_CHECKING:
     from ruamel.yaml import YAML
 
 MAX_YAML_BYTES = 16 * 1024 * 1024
-MAX_ALIASES = 100
+# Nodes a document stands for once every alias is expanded (InferenceX's
+# largest master config: about 40,000 nodes, no alias).
+MAX_EXPANDED_NODES = 200_000
 MAX_DEPTH = 64  # nested collections (block and flow)
 MAX_TAG_CHARS = 128
 # The tags the safe constructor builds; anything else is refused by both flavours.
@@ -182,15 +186,51 @@ def prescan(text: str, *, strict: bool = False, line_offset: int = 0) -> YamlPro
                 return at("yaml-anchor", "anchors and aliases are not allowed here", token)
             elif isinstance(token, tk.AliasToken):
                 aliases += 1
-                if aliases > MAX_ALIASES:
-                    message = (
-                        f"more than {MAX_ALIASES} YAML aliases; refusing a possible alias bomb"
-                    )
-                    return at("yaml-alias", message, token)
             elif (
                 strict and isinstance(token, tk.ScalarToken) and token.plain and token.value == "<<"
             ):
                 return at("yaml-anchor", "merge keys (`<<`) are not allowed here", token)
+    except YAMLError:
+        return None  # a syntax error: the loader reports it, located
+    return expansion_problem(text, line_offset) if aliases else None
+
+
+def expansion_problem(text: str, line_offset: int = 0) -> YamlProblem | None:
+    """`yaml-alias` at the alias whose expansion takes the document past
+    MAX_EXPANDED_NODES nodes. The parser's events are counted, each alias
+    adding the size of the node it names (anchors inside anchors included);
+    nothing is built."""
+    from ruamel.yaml import events as ev
+    from ruamel.yaml.error import YAMLError
+
+    sizes: dict[str, int] = {}
+    opened: list[tuple[str | None, int]] = []  # (anchor, nodes before it) per open collection
+    nodes = 0
+    try:
+        for event in _yaml(False).parse(text):
+            if isinstance(event, ev.AliasEvent):
+                nodes += sizes.get(event.anchor, 1)
+                if nodes > MAX_EXPANDED_NODES:
+                    mark = event.start_mark
+                    return YamlProblem(
+                        "yaml-alias",
+                        f"the aliases expand this document to more than "
+                        f"{MAX_EXPANDED_NODES:,} nodes (alias *{event.anchor} stands for "
+                        f"{sizes.get(event.anchor, 1):,})",
+                        mark.line + 1 + line_offset,
+                        mark.column + 1,
+                    )
+            elif isinstance(event, ev.ScalarEvent):
+                nodes += 1
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, ev.CollectionStartEvent):
+                opened.append((event.anchor, nodes))
+                nodes += 1
+            elif isinstance(event, ev.CollectionEndEvent) and opened:
+                anchor, before = opened.pop()
+                if anchor is not None:
+                    sizes[anchor] = nodes - before
     except YAMLError:
         return None  # a syntax error: the loader reports it, located
     return None

@@ -8,4 +8,5 @@
 * `remotes`   - remote URLs, fetch, push with a lease (`GitRepo.remotes`).
 * `mainref`   - which commit "main" is: the one rule every command uses.
 * `files`     - read regular files only, never out of the repository (symlinks, submodules refused).
+* `snapshot`  - a folder of a commit written to disk; the one join of tree paths onto a folder.
 """

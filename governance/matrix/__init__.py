@@ -12,6 +12,7 @@ Module map (one responsibility each):
 * `names`        - plain names: master keys, script-picking values and runner labels are ASCII.
 * `catalog`      - master configs + runner file -> a validated, lazily parsed `Catalog`.
 * `row_builder`  - rows from validated entries; the DRAM budget of KV offloading.
+* `rowbounds`    - rows counted before they are built: per config and per plan (GOV524).
 * `evals`        - which generated rows also run evals.
 * `expand`       - one generator invocation: rows for some keys in an eval mode.
 * `additions`    - the entries a change appends, read from the diff, keys resolved.

@@ -16,6 +16,7 @@ from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError
 from governance.matrix.evals import expand_all_evals, mark_evals
 from governance.matrix.row_builder import Filters, build_rows
+from governance.matrix.rowbounds import MAX_PLAN_ROWS
 
 
 class EvalMode(StrEnum):
@@ -45,12 +46,14 @@ def generate(
     filters: Filters = Filters(),
     *,
     validate_all: bool = True,
+    max_rows: int = MAX_PLAN_ROWS,
 ) -> list[dict[str, Any]]:
     """Rows for `patterns` (globs or exact keys) in the given eval mode.
 
     `validate_all=True` reproduces the reference: any invalid entry anywhere
     fails the invocation. False validates only the requested keys (cheaper;
-    unrelated faults do not block).
+    unrelated faults do not block). At most `max_rows` rows are built, and
+    at most `rowbounds.MAX_CONFIG_ROWS` per key (GOV524 past either).
     """
     # the reference loads (and validates) the masters before resolving keys
     if validate_all:
@@ -60,7 +63,7 @@ def generate(
     keys = catalog.resolve_globs(patterns)
     if not validate_all:
         catalog.require_valid(keys)
-    rows = build_rows(catalog, keys, filters)
+    rows = build_rows(catalog, keys, filters, max_rows)
     return apply_eval_mode(rows, mode)
 
 

@@ -42,6 +42,7 @@ from governance.matrix.expand import EvalMode, generate
 from governance.matrix.model import AGENTIC, SCENARIO_KINDS, SweepEntry
 from governance.matrix.output import normalise_row
 from governance.matrix.row_builder import Filters, seq_len_name
+from governance.matrix.rowbounds import MAX_PLAN_ROWS
 
 # Buckets the CI job families run; rows elsewhere would never be benchmarked.
 DEFAULT_RUN_BUCKETS = ("1k1k", "8k1k", "agentic")
@@ -209,13 +210,20 @@ def _process(
     base: Catalog | None,
     options: PlanOptions,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Generator invocations per entry, deduplicated by ledgers."""
+    """Generator invocations per entry, deduplicated by ledgers. The plan's
+    throughput rows are at most `rowbounds.MAX_PLAN_ROWS`, and no invocation
+    builds more than what is left of them; an eval selection builds at most
+    as many (GOV524)."""
     order = sorted(range(len(entries)), key=lambda i: not entries[i].all_evals)  # stable
     throughput_seen: dict[str, set[str]] = {}
     eval_seen: dict[str, set[str]] = {}
     throughput: list[dict[str, Any]] = []
     evals: list[dict[str, Any]] = []
     strict = options.validate_all
+
+    def run(catalog: Catalog, keys: list[str], mode: EvalMode, filters: Filters, most: int) -> Any:
+        return generate(catalog, keys, mode, filters, validate_all=strict, max_rows=most)
+
     for index in order:
         entry, keys = entries[index], resolved[index]
         expand = options.all_evals or entry.all_evals
@@ -223,19 +231,18 @@ def _process(
         if not suppress:
             for kinds, group in _groups(keys, entry.scenarios, throughput_seen):
                 filters = Filters(scenario_types=None if kinds == SCENARIO_KINDS else kinds)
-                rows = generate(head, group, EvalMode.NO_EVALS, filters, validate_all=strict)
+                left = MAX_PLAN_ROWS - len(throughput)
+                rows = run(head, group, EvalMode.NO_EVALS, filters, left)
                 if entry.append_only:
                     assert base is not None
-                    base_rows = generate(
-                        base, group, EvalMode.NO_EVALS, filters, validate_all=strict
-                    )
+                    base_rows = run(base, group, EvalMode.NO_EVALS, filters, MAX_PLAN_ROWS)
                     rows = append_only_delta(base_rows, rows)
                 throughput.extend(rows)
         if entry.append_only:
             continue
         mode = EvalMode.ALL_EVALS if expand else EvalMode.EVALS_ONLY
         for kinds, group in _groups(keys, entry.scenarios, eval_seen):
-            rows = generate(head, group, mode, Filters(scenario_types=kinds), validate_all=strict)
+            rows = run(head, group, mode, Filters(scenario_types=kinds), MAX_PLAN_ROWS)
             if entry.eval_min_prefill_ep is not None:
                 rows = [r for r in rows if _prefill_ep_ok(r, entry.eval_min_prefill_ep)]
             evals.extend(rows)

@@ -16,6 +16,7 @@ from governance.core.codes import violation
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError
 from governance.matrix.model import AGENTIC, FIXED, SCENARIO_KINDS
+from governance.matrix.rowbounds import MAX_PLAN_ROWS, RowCount
 from governance.matrix.runners import RunnerData
 
 AGENTIC_DURATION = 3600
@@ -50,7 +51,12 @@ def conc_range(start: int, end: int) -> list[int]:
 # -- row building ---------------------------------------------------------------
 
 
-def build_rows(catalog: Catalog, keys: Sequence[str], filters: Filters) -> list[dict[str, Any]]:
+def build_rows(
+    catalog: Catalog, keys: Sequence[str], filters: Filters, max_rows: int = MAX_PLAN_ROWS
+) -> list[dict[str, Any]]:
+    """The rows of `keys`, counted before they are built (`rowbounds`): a
+    config past MAX_CONFIG_ROWS or an invocation past `max_rows` is GOV524."""
+    count = RowCount(max_rows)
     runner = catalog.runner  # loaded and validated on every invocation, as the reference does
     kinds = filters.scenario_types or SCENARIO_KINDS
     rows: list[dict[str, Any]] = []
@@ -62,12 +68,15 @@ def build_rows(catalog: Catalog, keys: Sequence[str], filters: Filters) -> list[
             continue
         scenarios = config["scenarios"]
         if FIXED in kinds:
-            for block in scenarios.get(FIXED) or ():
+            for block_index, block in enumerate(scenarios.get(FIXED) or ()):
                 name = seq_len_name(block["isl"], block["osl"])
                 if filters.seq_lens is not None and name not in filters.seq_lens:
                     continue
-                for entry in block["search-space"]:
+                for entry_index, entry in enumerate(block["search-space"]):
                     concs = _keep(_fixed_concs(entry), filters.conc)
+                    made = len(runners) * (bool(concs) if multinode else len(concs))
+                    loc = ("scenarios", FIXED, block_index, "search-space", entry_index)
+                    count.add(catalog, key, loc, made)
                     if multinode:
                         if concs:
                             rows.extend(
@@ -86,6 +95,7 @@ def build_rows(catalog: Catalog, keys: Sequence[str], filters: Filters) -> list[
                     where = (AGENTIC, block_index, "search-space", entry_index)
                     budget = _dram_budget(catalog, key, config, block, entry, runner, where)
                     concs = _keep(_agentic_concs(entry), filters.conc)
+                    count.add(catalog, key, ("scenarios", *where), len(runners) * len(concs))
                     if multinode:
                         rows.extend(
                             _multinode_agentic_row(config, entry, [conc], budget, name)

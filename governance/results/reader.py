@@ -17,11 +17,16 @@ tokens/s per user, 1000 / median TPOT (ms).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from governance.core import jsonsafe
+
+# A result or row file gov parses (the serving benchmark's and lm-eval's are tens
+# of KB); bigger is "too large" (docs/security.md, "Bounds").
+MAX_RESULT_BYTES = 4 * 1024 * 1024
 
 
 class ResultError(ValueError):
@@ -127,9 +132,10 @@ def _eval(results: Mapping[str, Any]) -> Figures:
 
 
 def read_result(data: bytes, row: Mapping[str, Any]) -> Figures:
-    """Figures from a result file's bytes (ResultError when unreadable)."""
+    """Figures from a result file's bytes (ResultError when unreadable: not
+    JSON, or past a bound of `governance.core.jsonsafe`)."""
     try:
-        document = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultError(f"not JSON: {exc}") from exc
+        document = jsonsafe.loads(data)
+    except jsonsafe.JsonBoundError as exc:
+        raise ResultError(str(exc)) from exc
     return figures(document, row)

@@ -19,12 +19,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from governance.core import jsonsafe
 from governance.core.diagnostics import UsageError
 from governance.core.settings import Settings
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 from governance.results.compare import ComparisonReport, Point, compare
-from governance.results.reader import ResultError, read_result
+from governance.results.reader import MAX_RESULT_BYTES, ResultError, read_result
 from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.identity import SLOT_FIELDS, WORKER_SLOT_FIELDS
 from governance.sweeps.jobs import ROW_JSON_NAME
@@ -97,8 +98,10 @@ def result_name(names: Iterable[str], is_eval: bool) -> str | None:
 
 
 def _read(folder: Path, recorded: RunFile) -> bytes:
+    """A recorded file's verified bytes, at most MAX_RESULT_BYTES (a bigger
+    one is "too large", never read)."""
     try:
-        return read_verified(folder, recorded)
+        return read_verified(folder, recorded, limit=MAX_RESULT_BYTES)
     except FileUnverifiable as exc:
         raise Unverifiable(str(exc)) from exc
 
@@ -115,9 +118,9 @@ def point_of(run: LedgerRun, files: Sequence[RunFile]) -> Point:
     if ROW_JSON_NAME not in recorded:
         raise ResultError(f"no {ROW_JSON_NAME} recorded in {folder}")
     try:
-        row = json.loads(_read(folder, recorded[ROW_JSON_NAME]))
-    except ValueError as exc:
-        raise ResultError(f"{folder / ROW_JSON_NAME} is not JSON") from exc
+        row = jsonsafe.loads(_read(folder, recorded[ROW_JSON_NAME]))
+    except jsonsafe.JsonBoundError as exc:
+        raise ResultError(f"{folder / ROW_JSON_NAME}: {exc}") from exc
     if not isinstance(row, dict):
         raise ResultError(f"{folder / ROW_JSON_NAME} is not a row")
     is_eval = run.job_key.startswith("eval-")  # eval rows carry no fingerprint
@@ -129,6 +132,8 @@ def point_of(run: LedgerRun, files: Sequence[RunFile]) -> Point:
         figures = read_result(_read(folder, recorded[name]), row)
     except ResultError as exc:
         raise ResultError(f"{path}: {exc}") from exc
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # a last guard
+        raise ResultError(f"{path}: cannot be read ({type(exc).__name__})") from exc
     return Point(
         config_label(row, is_eval),
         config_key(row, is_eval),
