@@ -16,6 +16,7 @@ from governance.changelog.modes import CheckMode
 from governance.core.codes import split_ignored, violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import Settings
+from governance.core.settings_faults import settings_fault
 from governance.core.state import StateLayout
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
@@ -113,14 +114,19 @@ def config_sources(
 ) -> list[tuple[str, bytes | None]]:
     """(path, bytes) of the master configs, then the runner file, as they are
     in the snapshot being judged (a commit, the working tree or the index)."""
-    read: Callable[[str], bytes | None]
-    if source is HeadSource.REF and commit is not None:
-        read = functools.partial(repo.read_blob, commit)
-    elif source is HeadSource.STAGED:
-        read = repo.read_staged
-    else:
-        read = repo.read_worktree
+    read = snapshot_reader(repo, source, commit)
     return [(path, read(path)) for path in (*settings.master_configs, settings.runners)]
+
+
+def snapshot_reader(
+    repo: GitRepo, source: HeadSource, commit: str | None
+) -> Callable[[str], bytes | None]:
+    """Read a file of the snapshot being judged: a commit, the index or the working tree."""
+    if source is HeadSource.REF and commit is not None:
+        return functools.partial(repo.read_blob, commit)
+    if source is HeadSource.STAGED:
+        return repo.read_staged
+    return repo.read_worktree
 
 
 def catalog_of(
@@ -208,8 +214,14 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
             verdict.violations += preflight.warnings
         else:
             warnings += preflight.warnings
-    others = {v.path for v in (*verdict.violations, *warnings)} - {path}
     files: dict[str, bytes] = dict(preflight.files) if preflight else {}
+    # The head's own settings must load: once landed they are every later base.
+    read = snapshot_reader(repo, options.head_source, head_commit)
+    fault = settings_fault(read)
+    if fault is not None:
+        verdict.violations.append(fault)
+        files[fault.path] = read(fault.path) or b""
+    others = {v.path for v in (*verdict.violations, *warnings)} - {path} - set(files)
     if others:
         for name, data in config_sources(repo, settings, options.head_source, head_commit):
             if name in others and data is not None:

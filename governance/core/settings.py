@@ -265,6 +265,32 @@ def settings_tables(read: FileReader, label: str) -> tuple[dict[str, Any], str]:
     return values, " + ".join(found)
 
 
+def value_fault(key: str, value: Any) -> UsageError | None:
+    """Why `key = value` alone does not load (None when it does)."""
+    try:
+        _apply(Settings(), {key: value}, "")
+    except UsageError as exc:
+        return exc
+    return None
+
+
+def file_settings(read: FileReader, label: str = "") -> Settings:
+    """The settings files alone (no `GOV_*`, no flags), validated as
+    `load_settings` validates them: a UsageError when they do not load."""
+    values, found = settings_tables(read, label)
+    settings = Settings()
+    if found:
+        settings = _apply(settings, values, f"{label}{found.split(' + ')[-1]}")
+    try:
+        settings.policy()
+    except ValueError as exc:
+        raise UsageError(
+            f"{label}{found.split(' + ')[-1] or '.gov.toml'}: `link-template`: {exc}",
+            'e.g. "https://github.com/{repository}/pull/{number}"',
+        ) from exc
+    return settings
+
+
 _REMOTE_SLUG = re.compile(r"github\.com[:/]+([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
 
 
