@@ -50,6 +50,8 @@ class CheckOptions:
     # Preflight the launch scripts of the triggered rows (None: the
     # `sweep-preflight` setting; "auto" = when the scripts folder exists).
     sweep_preflight: bool | None = None
+    # Skip the remembered answers (--no-cache, GOV_NO_CACHE=1); not part of any key.
+    no_cache: bool = field(default=False, repr=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -321,7 +323,7 @@ def plan_check(
             *(part for path, data in (*head_files, *base_files) for part in (path, data)),
         ]
     )
-    cache = FindingsCache(StateLayout(repo.git_dir).check_cache)
+    cache = FindingsCache(StateLayout(repo.git_dir).check_cache, read=not options.no_cache)
     if (hit := cache.get(key)) is not None:
         return hit
     # Only on a miss: the plan's modules are slow to import.

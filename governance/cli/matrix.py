@@ -107,6 +107,13 @@ def plan(
         bool, typer.Option("--all-evals", help="Plan as if every entry were all-evals.")
     ] = False,
     output: Annotated[PlanFormat, format_option()] = PlanFormat.json,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Compute the plan afresh, not from .git/gov/check-cache (also GOV_NO_CACHE=1).",
+        ),
+    ] = False,
 ) -> None:
     """The whole sweep a change triggers: appended entries -> bucketed rows."""
     from governance.changelog.modes import CheckMode
@@ -146,7 +153,12 @@ def plan(
         )
         if on
     )
-    sys.stdout.write(plan_answer(repo, settings, base, head, echo, flags, output.value).stdout)
+    from governance.check.findings_cache import cache_disabled
+
+    answer = plan_answer(
+        repo, settings, base, head, echo, flags, output.value, no_cache=no_cache or cache_disabled()
+    )
+    sys.stdout.write(answer.stdout)
 
 
 @guarded

@@ -104,9 +104,10 @@ _TABLE_KEYS = {"script_names"}
 _BOOL_KEYS = {"sweep_on_merge", "preflight_warnings_fail"}
 _NOT_KEYS = {"source", "repository_from"}
 KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name not in _NOT_KEYS}
-# GOV_* variables that are not settings: what gov hands a launch script, and
-# the crash hook of the merge tests.
-OTHER_VARIABLES = frozenset({"GOV_ROW_JSON", "GOV_TEST_CRASH_AFTER"})
+# GOV_* variables that are not settings: what gov hands a launch script, the
+# cache switch, and the crash hook of the merge tests.
+# GOV_NO_CACHE: skip the remembered answers of check and plan (like --no-cache).
+OTHER_VARIABLES = frozenset({"GOV_ROW_JSON", "GOV_TEST_CRASH_AFTER", "GOV_NO_CACHE"})
 
 
 def variable_names() -> dict[str, str]:
