@@ -3,7 +3,7 @@
 The hook and CI ask the same question again and again: the same changelog
 bytes at base and head, the same master configs, the same settings. The
 answer (what the check prints, its step summary and its exit code) is a
-function of those inputs and of gov's version, so it is stored under
+function of those inputs and of gov's installed code (`code_digest`), so it is stored under
 `.git/gov/check-cache/` keyed by a digest of them: the blob ids of the files
 at both commits (or the bytes of the working tree or index), the base and
 head commits, the settings, the options and the output format. A repeated
@@ -80,11 +80,14 @@ def _scripts_id(repo: GitRepo, settings: Settings, source: HeadSource, commit: s
     return hashlib.sha256("\n".join(stats).encode()).hexdigest()
 
 
-def remembered(repo: GitRepo, parts: list[str], compute: Callable[[], Answer]) -> Answer:
-    """The answer stored under the digest of `parts`, else `compute()` stored."""
+def remembered(
+    repo: GitRepo, parts: list[str], compute: Callable[[], Answer], *, read: bool = True
+) -> Answer:
+    """The answer stored under the digest of `parts`, else `compute()` stored
+    (`read=False`: always computed, and stored)."""
     cache = BlockCache(StateLayout(repo.git_dir).check_cache)
     key = digest(parts)
-    hit = cache.get(key)
+    hit = cache.get(key) if read else None
     if isinstance(hit, dict) and set(hit) == {"stdout", "summary", "ok", "commands"}:
         return Answer(
             str(hit["stdout"]), str(hit["summary"]), bool(hit["ok"]), str(hit["commands"])
@@ -156,7 +159,7 @@ def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: 
         result.warnings += [changed] if changed else []
         return render(result, fmt)
 
-    return remembered(repo, parts, compute)
+    return remembered(repo, parts, compute, read=not options.no_cache)
 
 
 def plan_answer(
@@ -167,6 +170,8 @@ def plan_answer(
     echo: tuple[str, str],
     flags: frozenset[str],
     fmt: str,
+    *,
+    no_cache: bool = False,
 ) -> Answer:
     """The rendered `gov plan` between two commits (`echo`: the base and head
     names the document repeats; `flags`: the row options that are on, by
@@ -194,4 +199,4 @@ def plan_answer(
     parts = ["plan", fmt, " ".join(sorted(flags)), repr(settings), base, head, *echo]
     parts += _content_ids(repo, _inputs(settings), HeadSource.REF, head)
     parts += _content_ids(repo, _inputs(settings), HeadSource.REF, base)
-    return remembered(repo, parts, compute)
+    return remembered(repo, parts, compute, read=not no_cache)

@@ -16,6 +16,7 @@ from governance.changelog.modes import CheckMode
 from governance.core.codes import split_ignored, violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import Settings
+from governance.core.settings_faults import settings_fault
 from governance.core.state import StateLayout
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
@@ -49,6 +50,8 @@ class CheckOptions:
     # Preflight the launch scripts of the triggered rows (None: the
     # `sweep-preflight` setting; "auto" = when the scripts folder exists).
     sweep_preflight: bool | None = None
+    # Skip the remembered answers (--no-cache, GOV_NO_CACHE=1); not part of any key.
+    no_cache: bool = field(default=False, repr=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -134,14 +137,19 @@ def config_sources(
 ) -> list[tuple[str, bytes | None]]:
     """(path, bytes) of the master configs, then the runner file, as they are
     in the snapshot being judged (a commit, the working tree or the index)."""
-    read: Callable[[str], bytes | None]
-    if source is HeadSource.REF and commit is not None:
-        read = functools.partial(repo.read_blob, commit)
-    elif source is HeadSource.STAGED:
-        read = repo.read_staged
-    else:
-        read = repo.read_worktree
+    read = snapshot_reader(repo, source, commit)
     return [(path, read(path)) for path in (*settings.master_configs, settings.runners)]
+
+
+def snapshot_reader(
+    repo: GitRepo, source: HeadSource, commit: str | None
+) -> Callable[[str], bytes | None]:
+    """Read a file of the snapshot being judged: a commit, the index or the working tree."""
+    if source is HeadSource.REF and commit is not None:
+        return functools.partial(repo.read_blob, commit)
+    if source is HeadSource.STAGED:
+        return repo.read_staged
+    return repo.read_worktree
 
 
 def catalog_of(
@@ -234,8 +242,14 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
             verdict.violations += preflight.warnings
         else:
             warnings += preflight.warnings
-    others = {v.path for v in (*verdict.violations, *warnings)} - {path}
     files: dict[str, bytes] = dict(preflight.files) if preflight else {}
+    # The head's own settings must load: once landed they are every later base.
+    read = snapshot_reader(repo, options.head_source, head_commit)
+    fault = settings_fault(read)
+    if fault is not None:
+        verdict.violations.append(fault)
+        files[fault.path] = read(fault.path) or b""
+    others = {v.path for v in (*verdict.violations, *warnings)} - {path} - set(files)
     if others:
         for name, data in config_sources(repo, settings, options.head_source, head_commit):
             if name in others and data is not None:
@@ -335,7 +349,7 @@ def plan_check(
             *(part for path, data in (*head_files, *base_files) for part in (path, data)),
         ]
     )
-    cache = FindingsCache(StateLayout(repo.git_dir).check_cache)
+    cache = FindingsCache(StateLayout(repo.git_dir).check_cache, read=not options.no_cache)
     if (hit := cache.get(key)) is not None:
         return hit
     # Only on a miss: the plan's modules are slow to import.

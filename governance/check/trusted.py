@@ -19,7 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from governance.check.service import CheckOptions, HeadSource, merge_heads, resolve_base
+from governance.check.service import (
+    CheckOptions,
+    HeadSource,
+    merge_heads,
+    resolve_base,
+    snapshot_reader,
+)
 from governance.core.codes import violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import SETTINGS_FILES, Settings, settings_tables
@@ -90,17 +96,10 @@ def settings_change(
 ) -> Violation | None:
     """GOV801 when the change edits gov's settings (the `[tool.gov]` table or
     `.gov.toml`, compared as values, so other edits to pyproject.toml pass)."""
-    read: Callable[[str], bytes | None]
-    if options.head_source is HeadSource.WORKTREE:
-        read = repo.read_worktree
-    elif options.head_source is HeadSource.STAGED:
-        read = repo.read_staged
-    else:
-        commit = head_commit or repo.resolve(options.head_ref or "HEAD")
-
-        def read(name: str) -> bytes | None:
-            return repo.read_blob(commit, name)
-
+    commit = head_commit
+    if options.head_source is HeadSource.REF and commit is None:
+        commit = repo.resolve(options.head_ref or "HEAD")
+    read = snapshot_reader(repo, options.head_source, commit)
     before = _tables(lambda name: repo.read_blob(base, name))
     after = _tables(read)
     if before == after:

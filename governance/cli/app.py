@@ -9,6 +9,7 @@ commands so that `gov --help` and the hook start fast. Exit codes: 0 clean,
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -53,6 +54,13 @@ def main_options(
         ),
     ] = False,
 ) -> None:
+    # Before any child starts: no git, launch script or sbatch inherits the
+    # forge tokens (imported only when there is something to take or forget).
+    tokens = "GH_TOKEN" in os.environ or "GITHUB_TOKEN" in os.environ
+    if tokens or "governance.forge.tokens" in sys.modules:
+        from governance.forge.tokens import take_tokens
+
+        take_tokens()
     state.repo_path = repo
     state.debug = debug
 

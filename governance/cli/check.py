@@ -25,6 +25,8 @@ from governance.cli.common import (
 from governance.cli.output import raw
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
+NO_CACHE_HELP = "Compute the answer afresh, not from .git/gov/check-cache (also GOV_NO_CACHE=1)."
+
 
 @guarded
 def check(
@@ -78,6 +80,10 @@ def check(
             "when the scripts folder exists).",
         ),
     ] = None,
+    no_cache: Annotated[
+        bool,
+        typer.Option("--no-cache", help=NO_CACHE_HELP),
+    ] = False,
     fix: Annotated[
         bool,
         typer.Option(
@@ -91,6 +97,7 @@ def check(
     """Validate the changelog change between a base and a head."""
     from governance.changelog.modes import CheckMode
     from governance.check.answers import check_answer
+    from governance.check.findings_cache import cache_disabled
     from governance.check.service import CheckOptions, HeadSource
     from governance.core.diagnostics import UsageError
 
@@ -131,6 +138,7 @@ def check(
         full=full,
         exact_base=exact_base,
         sweep_preflight=sweep_preflight,
+        no_cache=no_cache or cache_disabled(),
     )
     # Settings from the base revision, never from the change being judged.
     warn_unknown_variables()

@@ -118,6 +118,13 @@ def plan(
             "(text, markdown) and exit 0 instead of GOV531.",
         ),
     ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Compute the plan afresh, not from .git/gov/check-cache (also GOV_NO_CACHE=1).",
+        ),
+    ] = False,
 ) -> None:
     """The whole sweep a change triggers: appended entries -> bucketed rows."""
     from governance.changelog.modes import CheckMode
@@ -166,7 +173,12 @@ def plan(
         )
         if on
     )
-    sys.stdout.write(plan_answer(repo, settings, base, head, echo, flags, output.value).stdout)
+    from governance.check.findings_cache import cache_disabled
+
+    answer = plan_answer(
+        repo, settings, base, head, echo, flags, output.value, no_cache=no_cache or cache_disabled()
+    )
+    sys.stdout.write(answer.stdout)
 
 
 def _appends_nothing(repo: "GitRepo", path: str, base: str, head: str) -> bool:

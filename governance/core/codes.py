@@ -281,6 +281,11 @@ _RULES = (
         "settings-changed",
         "settings changed by this change: it is checked with the base's, they apply after it lands",
     ),
+    Rule(
+        "GOV802",
+        "settings-unloadable",
+        "the change's own settings files load (else every later check would stop)",
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

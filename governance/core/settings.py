@@ -104,9 +104,10 @@ _TABLE_KEYS = {"script_names"}
 _BOOL_KEYS = {"sweep_on_merge", "preflight_warnings_fail"}
 _NOT_KEYS = {"source", "repository_from"}
 KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name not in _NOT_KEYS}
-# GOV_* variables that are not settings: what gov hands a launch script, and
-# the crash hook of the merge tests.
-OTHER_VARIABLES = frozenset({"GOV_ROW_JSON", "GOV_TEST_CRASH_AFTER"})
+# GOV_* variables that are not settings: what gov hands a launch script, the
+# cache switch, and the crash hook of the merge tests.
+# GOV_NO_CACHE: skip the remembered answers of check and plan (like --no-cache).
+OTHER_VARIABLES = frozenset({"GOV_ROW_JSON", "GOV_TEST_CRASH_AFTER", "GOV_NO_CACHE"})
 
 
 def variable_names() -> dict[str, str]:
@@ -263,6 +264,32 @@ def settings_tables(read: FileReader, label: str) -> tuple[dict[str, Any], str]:
             values.update(data)
             found.append(name)
     return values, " + ".join(found)
+
+
+def value_fault(key: str, value: Any) -> UsageError | None:
+    """Why `key = value` alone does not load (None when it does)."""
+    try:
+        _apply(Settings(), {key: value}, "")
+    except UsageError as exc:
+        return exc
+    return None
+
+
+def file_settings(read: FileReader, label: str = "") -> Settings:
+    """The settings files alone (no `GOV_*`, no flags), validated as
+    `load_settings` validates them: a UsageError when they do not load."""
+    values, found = settings_tables(read, label)
+    settings = Settings()
+    if found:
+        settings = _apply(settings, values, f"{label}{found.split(' + ')[-1]}")
+    try:
+        settings.policy()
+    except ValueError as exc:
+        raise UsageError(
+            f"{label}{found.split(' + ')[-1] or '.gov.toml'}: `link-template`: {exc}",
+            'e.g. "https://github.com/{repository}/pull/{number}"',
+        ) from exc
+    return settings
 
 
 _REMOTE_SLUG = re.compile(r"github\.com[:/]+([^/\s]+/[^/\s]+?)(?:\.git)?/?$")

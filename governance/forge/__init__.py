@@ -6,7 +6,9 @@ or GitHub's REST API; `prepare-merge` only sees the `Forge` interface.
 * `base`    - the `Forge` interface, its records and its errors.
 * `local`   - the embedded forge: pull requests without a server.
 * `localdb` - the embedded forge's SQLite database.
-* `github`  - GitHub's REST API (the only importer of httpx).
+* `github`  - GitHub's REST API: pull requests, labels, comments, checks, the merge.
+* `rest`    - GitHub's REST transport (the only importer of httpx with `github`): deadline, size and page caps, retries.
+* `github_shapes` - GitHub's JSON answers shape-checked into the records (the PR asked for, its head).
 * `tokens`  - tokens stripped, validated and redacted in every form.
 * `render`  - plain-text views for `gov pr list` / `gov pr show`.
 """

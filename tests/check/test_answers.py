@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.harness import Repo, run_gov, run_process
 
 ENTRY = (
@@ -113,3 +115,65 @@ def test_plan_reads_the_configured_master_configs_and_remembers(example_repo: Re
     assert sum(len(bucket) for bucket in rows.values()) > 0
     again = run_gov("plan", "--format", "json", cwd=repo.path)
     assert again.stdout == first.stdout
+
+
+def _planted(repo: Repo) -> None:
+    [stored] = answers(repo)
+    stored.write_text(json.dumps({"stdout": "planted answer\n", "summary": "", "ok": False}))
+
+
+def test_no_cache_and_gov_no_cache_compute_the_answer_afresh(example_repo: Repo) -> None:
+    repo = appended(example_repo)
+    assert run_gov("check", "--pr", "2194", cwd=repo.path).exit_code == 0
+    _planted(repo)
+    assert run_gov("check", "--pr", "2194", cwd=repo.path).stdout == "planted answer\n"
+    fresh = run_gov("check", "--pr", "2194", "--no-cache", cwd=repo.path)
+    assert fresh.exit_code == 0 and fresh.stdout.startswith("ok: "), fresh.stdout + fresh.stderr
+    _planted(repo)  # --no-cache stored the fresh answer over it
+    by_env = run_gov("check", "--pr", "2194", cwd=repo.path, env={"GOV_NO_CACHE": "1"})
+    assert by_env.exit_code == 0 and by_env.stdout.startswith("ok: "), by_env.stderr
+    assert "GOV_NO_CACHE" not in by_env.stderr  # a known variable, not warned about
+    plan = run_gov("plan", "--format", "json", cwd=repo.path)
+    for args, env in ((("--no-cache",), {}), ((), {"GOV_NO_CACHE": "1"})):
+        for path in answers(repo):
+            path.write_text(json.dumps({"stdout": "planted plan\n", "summary": "", "ok": True}))
+        again = run_gov("plan", "--format", "json", *args, cwd=repo.path, env=env)
+        assert again.stdout == plan.stdout, (args, env)
+
+
+def test_an_answer_stored_by_other_code_is_not_reused(
+    example_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key held `__version__` only ("0.1.0" for every commit): an answer
+    computed by older rules was replayed by newer ones."""
+    from governance.check import findings_cache
+
+    repo = appended(example_repo)
+    assert run_gov("check", "--pr", "2194", cwd=repo.path).exit_code == 0
+    _planted(repo)
+    monkeypatch.setattr(findings_cache, "code_digest", lambda: "other code")
+    again = run_gov("check", "--pr", "2194", cwd=repo.path)
+    assert again.exit_code == 0 and again.stdout.startswith("ok: "), again.stdout
+
+
+def test_the_code_digest_follows_the_installed_files(tmp_path: Path) -> None:
+    import shutil
+
+    import governance
+
+    copy = tmp_path / "site" / "governance"
+    shutil.copytree(Path(governance.__file__).parent, copy)
+    probe = "from governance.check.findings_cache import code_digest; print(code_digest())"
+
+    def digest_of() -> str:
+        done = run_process(
+            [sys.executable, "-c", probe], cwd=tmp_path, env={"PYTHONPATH": str(copy.parent)}
+        )
+        assert done.exit_code == 0, done.stderr
+        return str(done.stdout).strip()
+
+    first = digest_of()
+    assert digest_of() == first
+    rules = copy / "core" / "codes.py"
+    rules.write_text(rules.read_text() + "\n# an edit\n")
+    assert digest_of() != first

@@ -150,3 +150,48 @@ def test_a_folder_at_the_changelog_path_is_refused(example_repo: Repo) -> None:
     (log / "x").write_text("x")
     result = run_gov("check", "--worktree", "--no-configs", cwd=example_repo.path)
     assert result.exit_code == 2 and "folder" in result.stderr
+
+
+# -- a change's own settings must load (GOV802) --------------------------------------
+
+
+def test_settings_that_would_brick_the_gate_fail_the_change_that_adds_them(
+    example_repo: Repo,
+) -> None:
+    """`ignore = ["GOV101"]` is read from the base, so it passed with GOV801 only; once
+    landed, every later check exited 2. The change itself now fails at the line."""
+    example_repo.git("checkout", "-q", "-b", "pr-8")
+    example_repo.commit(
+        "brick",
+        **{".gov.toml": '# phase in\nchangelog = "perf-changelog.yaml"\nignore = ["GOV101"]\n'},
+    )
+    result = run_gov("check", "--no-configs", cwd=example_repo.path)
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert ".gov.toml:3:1: GOV802" in result.stdout, result.stdout
+    assert "cannot be ignored" in result.stdout
+    ci = run_gov(
+        "check", "--base-ref", "main", "--head-ref", "pr-8", "--no-configs", "--format", "json",
+        cwd=example_repo.path,
+    )  # fmt: skip
+    data = json.loads(ci.stdout)
+    assert ci.exit_code == 1 and [v["code"] for v in data["violations"]] == ["GOV802"]
+    assert (data["violations"][0]["path"], data["violations"][0]["line"]) == (".gov.toml", 3)
+
+
+def test_unloadable_settings_are_located_in_every_form(example_repo: Repo) -> None:
+    cases = {
+        "pyproject.toml": ('[project]\nname = "x"\n\n[tool.gov]\nmain-branch = "a b"\n', 5),
+        ".gov.toml": ('changelog = "ok.yaml"\nignore = [\n', 2),  # TOML syntax: its position
+    }
+    for name, (text, line) in cases.items():
+        example_repo.git("checkout", "-q", "-B", f"pr-{line}", "main")
+        example_repo.commit("bad settings", **{name: text})
+        result = run_gov("check", "--no-configs", "--format", "json", cwd=example_repo.path)
+        assert result.exit_code == 1, result.stdout + result.stderr
+        found = json.loads(result.stdout)["violations"]
+        assert [(v["code"], v["path"], v["line"]) for v in found] == [("GOV802", name, line)]
+    # The hook's view: the working tree's file.
+    example_repo.git("checkout", "-q", "-B", "pr-w", "main")
+    example_repo.write(".gov.toml", 'placeholders = ["{number}"]\n')
+    worktree = run_gov("check", "--worktree", "--no-configs", cwd=example_repo.path)
+    assert worktree.exit_code == 1 and ".gov.toml:1:1: GOV802" in worktree.stdout

@@ -140,6 +140,20 @@ def _multinode(settings: list[str]) -> dict[str, Any]:
         "VLLM_PLUGINS=evil",
         "SGLANG_ENDPOINT=x",
         "EXTRA=1",
+        # where code or data comes from, where traffic goes (issue 18)
+        "SRT_SLURM_REPOSITORY=https://evil.example/srt-slurm.git",
+        "SRT_SLURM_REF=evil-branch",
+        "VLLM_USAGE_STATS_SERVER=https://evil.example",
+        "NCCL_DEBUG_FILE=/home/me/.bashrc",
+        "VLLM_K3_FORK_REF=evil",
+        "KIMIK3_SQUASH_FILE_OVERRIDE=/tmp/evil.sqsh",
+        "KIMIK3_CANARY_SQUASH_URL=https://evil.example/x.sqsh",
+        "MULTINODE_SERVER_SCRIPT=/tmp/x.sh",
+        "SGLANG_MODEL_REPO=evil/model",
+        "LMCACHE_REMOTE_URL=lm://evil:65432",
+        "NCCL_SOCKET_IFNAME=tun0",
+        "VLLM_CACHE_ROOT=/home/me",
+        "MORI_MIRROR=x",
     ],
 )
 def test_dangerous_additional_settings_are_refused(scripts_dir: Path, setting: str) -> None:
@@ -149,11 +163,25 @@ def test_dangerous_additional_settings_are_refused(scripts_dir: Path, setting: s
     assert resolved[0].job is None and "additional-settings" in resolved[0].problem
 
 
-def test_every_name_the_corpus_exports_is_allowed(corpus_clone: Path) -> None:
-    """The allow-list's evidence: every `additional-settings` name in the
-    reference's master configs at main and at every PR branch head, and the
-    name its server scripts pass on."""
+def _exported_names(clone: Path, revisions: list[str]) -> set[str]:
     import re
+    import subprocess
+
+    found = subprocess.run(
+        ["git", "-C", str(clone), "grep", "-h", "-E", r'^\s*-\s*"?[A-Z][A-Z0-9_]*=',
+         *revisions, "--", "configs/*-master.yaml", ".github/configs/*-master.yaml"],
+        capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    return set(re.findall(r'^(?:[^:\n]*:){0,2}\s*-\s*"?([A-Z][A-Z0-9_]*)=', found, re.M))
+
+
+def test_every_name_the_corpus_exports_is_allowed_but_where_code_comes_from(
+    corpus_clone: Path,
+) -> None:
+    """The allow-list's evidence: every `additional-settings` name in the
+    reference's master configs at main passes, and at every PR branch head
+    all but the names that pick where code or data comes from (which
+    srt-slurm checkout, which fork, which squash image): gov decides that."""
     import subprocess
 
     from governance.sweeps.extra_env import allowed
@@ -162,14 +190,18 @@ def test_every_name_the_corpus_exports_is_allowed(corpus_clone: Path) -> None:
         ["git", "-C", str(corpus_clone), "for-each-ref", "--format=%(objectname)", "refs/heads"],
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
-    found = subprocess.run(
-        ["git", "-C", str(corpus_clone), "grep", "-h", "-E", r'^\s*-\s*"?[A-Z][A-Z0-9_]*=',
-         *sorted(set(heads)), "--", "configs/*-master.yaml", ".github/configs/*-master.yaml"],
-        capture_output=True, text=True, check=False,
-    ).stdout  # fmt: skip
-    names = set(re.findall(r'^(?:[^:\n]*:){0,2}\s*-\s*"?([A-Z][A-Z0-9_]*)=', found, re.M))
+    at_main = _exported_names(corpus_clone, ["main"])
+    assert {"CONFIG_FILE", "PREFILL_NODES", "SYNTHETIC_ACCEPTANCE"} <= at_main
+    assert sorted(n for n in at_main if not allowed(n)) == []
+    names = _exported_names(corpus_clone, sorted(set(heads)))
     assert {"CONFIG_FILE", "PREFILL_NODES", "ROUTER_TYPE", "HF_HUB_CACHE"} <= names
-    assert sorted(n for n in names if not allowed(n)) == []
+    assert sorted(n for n in names if not allowed(n)) == [
+        "KIMIK3_CANARY_SQUASH_URL",
+        "KIMIK3_SQUASH_FILE_OVERRIDE",
+        "SRT_SLURM_REF",
+        "SRT_SLURM_REPOSITORY",
+        "VLLM_K3_FORK_REF",
+    ]
     assert allowed("WEKA_LOADER_OVERRIDE")
 
 
