@@ -84,10 +84,13 @@ def _only_gov_annotations(output: str) -> list[str]:
 def test_a_settings_key_cannot_print_workflow_commands(example_repo: Repo) -> None:
     _settings_pr(example_repo, FORGED)
     code, stdout, stderr = _github(example_repo)
-    assert code == 0, stdout + stderr  # a passing check: GOV801 is a warning
+    # The unknown key fails the check (GOV802: settings that would not load),
+    # beside the GOV801 warning; both annotations carry the key escaped.
+    assert code == 1, stdout + stderr
     commands = _only_gov_annotations(stdout)
-    assert len(commands) == 1 and commands[0].startswith("::warning file=.gov.toml,")
-    assert "%0A::error ::forged%0A::add-mask::secret%0D::warning::cr" in commands[0]
+    assert [c.split(" ", 1)[0] for c in commands] == ["::error", "::warning"], commands
+    assert all(" file=.gov.toml," in c for c in commands)
+    assert all("%0A::error ::forged%0A::add-mask::secret%0D::warning::cr" in c for c in commands)
     assert "%3A:error ::forged" in stdout and "%3A:add-mask::secret" in stdout
     assert "\r" not in stdout and not _commands(stderr)
 
@@ -138,7 +141,7 @@ def test_the_job_summary_shows_markup_as_text(
     assert "&lt;img src=https://evil.example/x.png&gt;" in html  # shown, as text
     assert "# forged heading" in html
     if where == "settings key":
-        assert code == 0, stdout
+        assert code == 1 and "GOV802" in stdout, stdout  # an unknown key would not load
 
 
 def test_results_compare_markdown_shows_markup_as_text() -> None:
@@ -189,7 +192,8 @@ def test_a_pr_title_reaches_pr_list_and_prepare_merge_as_text(example_repo: Repo
 def test_a_settings_key_reaches_gov_check_as_text(example_repo: Repo) -> None:
     _settings_pr(example_repo, ESCAPES)
     done = run_gov("check", "--no-configs", cwd=example_repo.path)
-    assert done.exit_code == 0 and "GOV801" in done.stdout, done.stdout + done.stderr
+    assert done.exit_code == 1, done.stdout + done.stderr  # GOV802: the key would not load
+    assert "GOV801" in done.stdout and "GOV802" in done.stdout, done.stdout
     _assert_inert_terminal(done.stdout)
 
 

@@ -119,7 +119,9 @@ def test_plan_reads_the_configured_master_configs_and_remembers(example_repo: Re
 
 def _planted(repo: Repo) -> None:
     [stored] = answers(repo)
-    stored.write_text(json.dumps({"stdout": "planted answer\n", "summary": "", "ok": False}))
+    stored.write_text(
+        json.dumps({"stdout": "planted answer\n", "summary": "", "ok": False, "commands": ""})
+    )
 
 
 def test_no_cache_and_gov_no_cache_compute_the_answer_afresh(example_repo: Repo) -> None:
@@ -136,7 +138,8 @@ def test_no_cache_and_gov_no_cache_compute_the_answer_afresh(example_repo: Repo)
     plan = run_gov("plan", "--format", "json", cwd=repo.path)
     for args, env in ((("--no-cache",), {}), ((), {"GOV_NO_CACHE": "1"})):
         for path in answers(repo):
-            path.write_text(json.dumps({"stdout": "planted plan\n", "summary": "", "ok": True}))
+            planted = {"stdout": "planted plan\n", "summary": "", "ok": True, "commands": ""}
+            path.write_text(json.dumps(planted))
         again = run_gov("plan", "--format", "json", *args, cwd=repo.path, env=env)
         assert again.stdout == plan.stdout, (args, env)
 
