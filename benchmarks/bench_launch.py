@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from governance.core.fingerprint import recipe_fingerprint  # noqa: E402
+from governance.core.settings import Settings  # noqa: E402
 from governance.git.repo import GitRepo  # noqa: E402
 from governance.matrix.expand import EvalMode, generate  # noqa: E402
 from governance.matrix.output import normalise_row  # noqa: E402
@@ -60,7 +61,7 @@ def report(name: str, samples: list[float], unit: str = "s", scale: float = 1.0)
 
 def full_plan(repo: GitRepo) -> dict:
     """Every config key of main: what a plan naming them all would hold."""
-    catalog = catalog_at(repo, "main")
+    catalog = catalog_at(repo, "main", Settings().layout())
     throughput = generate(catalog, ["*"], EvalMode.NO_EVALS)
     for row in throughput:
         row["recipe-fingerprint"] = recipe_fingerprint(row)

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from governance.core.blockcache import BlockCache  # noqa: E402
+from governance.core.settings import Settings  # noqa: E402
 from governance.git.repo import GitRepo  # noqa: E402
 from governance.matrix.expand import EvalMode, generate  # noqa: E402
 from governance.matrix.sources import catalog_at, plan_between  # noqa: E402
@@ -54,11 +55,18 @@ def report(name: str, samples: list[float]) -> None:
 
 def plan_once(repo_path: Path, cache_dir: Path, validate_all: bool = True) -> None:
     repo = GitRepo(repo_path)
-    plan_between(repo, "main^", "main", cache=BlockCache(cache_dir), validate_all=validate_all)
+    plan_between(
+        repo,
+        "main^",
+        "main",
+        layout=Settings().layout(),
+        cache=BlockCache(cache_dir),
+        validate_all=validate_all,
+    )
 
 
 def matrix_once(repo_path: Path, cache_dir: Path) -> int:
-    catalog = catalog_at(GitRepo(repo_path), "main", BlockCache(cache_dir))
+    catalog = catalog_at(GitRepo(repo_path), "main", Settings().layout(), BlockCache(cache_dir))
     count = 0
     for key in catalog.keys:
         for mode in EvalMode:

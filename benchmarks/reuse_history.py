@@ -71,6 +71,7 @@ sys.path.insert(0, str(ROOT))
 from governance.changelog.appended import appended  # noqa: E402
 from governance.core.blockcache import BlockCache  # noqa: E402
 from governance.core.diagnostics import FindingsError, GovError  # noqa: E402
+from governance.core.settings import Settings  # noqa: E402
 from governance.git.repo import GitRepo  # noqa: E402
 from governance.matrix.sources import default_cache, plan_between  # noqa: E402
 from governance.sweeps.identity import PlanRow, conc_label, plan_rows, row_recipe  # noqa: E402
@@ -338,7 +339,7 @@ def measure(path: Path, limit: int | None, population: str) -> None:
         for which, (base_ref, head_ref) in (("sweep", sweep_range), ("landed", landed_range)):
             try:
                 result = plan_between(
-                    repo, base_ref, head_ref, changelog_path=CHANGELOG, cache=cache
+                    repo, base_ref, head_ref, layout=Settings().layout(), cache=cache
                 )
             except GovError as exc:
                 skipped[skip_reason(which, exc)] += 1

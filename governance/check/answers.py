@@ -188,9 +188,7 @@ def plan_answer(
             trim_conc="trim-conc" in flags,
             evals_only="evals-only" in flags,
             all_evals="all-evals" in flags,
-            changelog_path=settings.changelog,
-            masters=settings.master_configs,
-            runners=settings.runners,
+            layout=settings.layout(),
             cache=sources.default_cache(repo),
         )
         renderers = {"json": out.plan_json, "text": out.plan_text, "markdown": out.plan_markdown}

@@ -18,7 +18,6 @@ flat however long the history is.
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -26,6 +25,7 @@ from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
 from governance.check.service import catalog_of
 from governance.core.codes import split_ignored
 from governance.core.diagnostics import UsageError
+from governance.core.layout import same_name
 from governance.core.links import repository_from_links
 from governance.core.settings import Settings
 from governance.git.repo import CommitInfo, GitRepo
@@ -108,20 +108,13 @@ class ConfigPaths:
             else:
                 if listing is None:
                     listing = self.repo.file_paths(commit)
-                moved = _same_name(listing, path)
+                moved = same_name(listing, path)
                 if moved is not None:
                     blob = self.repo.blob_ids(commit, [moved])[moved]
                     if blob:
                         found[moved] = blob
                         self.last[path] = moved
         return found
-
-
-def _same_name(paths: list[str], wanted: str) -> str | None:
-    """The shortest path in `paths` with `wanted`'s file name, if any."""
-    name = posixpath.basename(wanted)
-    matches = [p for p in paths if posixpath.basename(p) == name]
-    return min(matches, key=lambda p: (p.count("/"), p)) if matches else None
 
 
 class _KeysAt:

@@ -136,9 +136,19 @@ def config_sources(
     repo: GitRepo, settings: Settings, source: HeadSource, commit: str | None
 ) -> list[tuple[str, bytes | None]]:
     """(path, bytes) of the master configs, then the runner file, as they are
-    in the snapshot being judged (a commit, the working tree or the index)."""
+    in the snapshot being judged (a commit, the working tree or the index),
+    where that snapshot keeps them (`Layout.at`: a branch forked before the
+    masters moved is judged against its own files)."""
     read = snapshot_reader(repo, source, commit)
-    return [(path, read(path)) for path in (*settings.master_configs, settings.runners)]
+    listing: Callable[[], list[str]]
+    if source is HeadSource.REF and commit is not None:
+        listing = functools.partial(repo.file_paths, commit)
+    elif source is HeadSource.STAGED:
+        listing = repo.staged_paths
+    else:
+        listing = functools.partial(repo.file_paths, "HEAD")
+    found = settings.layout().at(lambda path: read(path) is not None, listing)
+    return [(path, read(path)) for path in (*found.masters, found.runners)]
 
 
 def snapshot_reader(

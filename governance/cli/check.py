@@ -1,7 +1,6 @@
 """`gov check`, `gov audit`, `gov schema`, `gov demo` and `gov version`."""
 
 import contextlib
-import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -17,6 +16,7 @@ from governance.cli.common import (
     err,
     format_option,
     guarded,
+    main_branch_name,
     open_repo,
     settings_at,
     state,
@@ -146,7 +146,7 @@ def check(
         repo,
         lambda rev, where: settings_at(repo, rev, where, flags),
         options,
-        main_branch or os.environ.get("GOV_MAIN_BRANCH") or "main",
+        main_branch_name(main_branch),
     )
     settings = add_ignored(settings, ignore)
     options = replace(options, resolved_base=(base, label))

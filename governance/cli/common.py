@@ -143,6 +143,12 @@ def guarded(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def main_branch_name(flag: str | None = None) -> str:
+    """The main branch that finds the base before any settings file is read:
+    the flag, else `GOV_MAIN_BRANCH`, else "main" (the one place it is read)."""
+    return flag or os.environ.get("GOV_MAIN_BRANCH") or "main"
+
+
 def open_repo(overrides: dict[str, Any] | None = None) -> tuple[GitRepo, Settings]:
     """Open the repository and load its settings (flags override)."""
     from governance.core.settings import load_settings

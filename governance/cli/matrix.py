@@ -1,7 +1,6 @@
 """`gov matrix`, `gov plan` and `gov log`: the matrix engine's commands;
 registered in `governance.cli.app`."""
 
-import os
 import sys
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
@@ -14,6 +13,7 @@ from governance.cli.common import (
     err,
     format_option,
     guarded,
+    main_branch_name,
     open_repo,
     settings_at,
     state,
@@ -62,10 +62,13 @@ def matrix(
         mode = expand.eval_mode_from_flags(no_evals, evals_only, all_evals)
     except ValueError as exc:
         raise UsageError(str(exc), "pick one eval mode") from exc
-    repo, _settings = open_repo()
+    repo, settings = open_repo()
     cache = sources.default_cache(repo)
+    layout = settings.layout()
     catalog = (
-        sources.catalog_at(repo, rev, cache) if rev else sources.catalog_in_worktree(repo, cache)
+        sources.catalog_at(repo, rev, layout, cache)
+        if rev
+        else sources.catalog_in_worktree(repo, layout, cache)
     )
     scenarios = [s.value for s in scenario_type] if scenario_type else None
     rows = sources.matrix_rows(catalog, config_key, mode, scenarios)
@@ -144,7 +147,7 @@ def plan(
         repo,
         lambda rev, where: settings_at(repo, rev, where, None),
         CheckOptions(CheckMode(), base_ref, head_ref, exact_base=exact_base),
-        os.environ.get("GOV_MAIN_BRANCH") or "main",
+        main_branch_name(),
     )
     head = repo.resolve(head_ref)
     if repo.blob_id(head, settings.changelog) is None:

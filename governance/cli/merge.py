@@ -12,6 +12,7 @@ from governance.cli.common import (
     TextOrJson,
     format_option,
     guarded,
+    main_branch_name,
     open_repo,
     settings_at,
     state,
@@ -118,7 +119,6 @@ def prepare_merge(
     """Merge main into PR N, resolve and canonicalize the changelog, check,
     plan, reuse or launch the sweep, push, wait for checks and squash-merge
     (with rollback on any failure)."""
-    import os
 
     from governance.check.trusted import settings_at_main
     from governance.forge import open_forge
@@ -130,7 +130,7 @@ def prepare_merge(
 
     repo = GitRepo(state.repo_path)
     warn_unknown_variables()
-    main = main_branch or os.environ.get("GOV_MAIN_BRANCH") or "main"
+    main = main_branch_name(main_branch)
     on_github = forge is ForgeKind.github
     if on_github:  # main as the forge has it now: its settings decide
         repo.remotes.fetch(remote, f"+refs/heads/{main}:refs/remotes/{remote}/{main}")

@@ -4,6 +4,7 @@
 * `codes`       - the table of finding codes and their messages.
 * `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings` (from a revision or the worktree).
 * `settings_values` - each settings value validated when read (paths, templates, patterns).
+* `layout`      - where a revision keeps the changelog, master configs and runner file (moves followed).
 * `settings_faults` - settings files that do not load, as a located finding (GOV802).
 * `links`       - the pr-link policy (placeholders, the canonical link of PR N).
 * `yamlsafe`    - the safe YAML loader every parse goes through (bounded, standard tags only).

@@ -18,6 +18,7 @@ from typing import Any
 from governance.core import settings_values
 from governance.core.codes import ignorable_codes
 from governance.core.diagnostics import UsageError
+from governance.core.layout import Layout
 from governance.core.links import (
     DEFAULT_LINK_TEMPLATE,
     DEFAULT_PLACEHOLDERS,
@@ -74,6 +75,11 @@ class Settings:
 
     def policy(self) -> LinkPolicy:
         return LinkPolicy(self.repository, self.link_template, self.placeholders)
+
+    def layout(self) -> Layout:
+        """Where the files gov reads are configured to be (`Layout.at` finds
+        them in a revision that keeps them elsewhere)."""
+        return Layout(self.changelog, self.master_configs, self.runners)
 
     def history_policy(self, *names: str) -> LinkPolicy:
         """The policy of a history replay: links to the former names (and to
@@ -139,8 +145,8 @@ def _coerce(key: str, value: Any, where: str) -> Any:
             raise UsageError(f"{where}: `{key}` must be true or false", f"e.g. {key} = true")
         return value
     if name in _LIST_KEYS:
-        if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, str):  # from the environment: one rule for every list
+            value = _list_from_text(key, value, where)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise UsageError(
                 f"{where}: `{key}` must be a list of strings", f'e.g. {key} = ["a", "b"]'
@@ -183,6 +189,27 @@ def _coerce(key: str, value: Any, where: str) -> Any:
     if name == "repository" and not _SLUG.fullmatch(value):
         raise UsageError(
             f"{where}: `{key}`: '{value}' is not ORG/NAME", f'e.g. {key} = "{DEFAULT_REPOSITORY}"'
+        )
+    return value
+
+
+def _list_from_text(key: str, text: str, where: str) -> list[str]:
+    """A list written as text (a `GOV_*` variable): a TOML/JSON array of
+    strings when it starts with `[`, else comma-separated values."""
+    if not text.strip().startswith("["):
+        return [part.strip() for part in text.split(",") if part.strip()]
+    import tomllib
+
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(
+            f"{where}: `{key}` is not an array of strings: {exc}",
+            f'e.g. {key}=\'["a.yaml", "b.yaml"]\' or {key}=a.yaml,b.yaml',
+        ) from exc
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(
+            f"{where}: `{key}` must be an array of strings", f'e.g. {key}=\'["a.yaml", "b.yaml"]\''
         )
     return value
 

@@ -147,7 +147,7 @@ def _demo(source: Path, workdir: Path, say: Callable[[str], None]) -> bool:
 
     # 3. The PR's sweep: every row of its plan runs on this machine.
     pr_head = repo.worktree.head_sha()
-    head_plan = plan_between(repo, "main", pr_head)
+    head_plan = plan_between(repo, "main", pr_head, layout=settings.layout())
     swept = sweep_after_merge(
         repo,
         settings,

@@ -6,13 +6,13 @@ cache). The CLI calls these functions; tests may call the core directly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from governance.core.blockcache import BlockCache
+from governance.core.layout import Layout
 from governance.core.state import StateLayout
 from governance.git.repo import GitRepo
-from governance.matrix.additions import CHANGELOG_FILE
-from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog
+from governance.matrix.catalog import Catalog
 from governance.matrix.expand import EvalMode, generate
 from governance.matrix.masterfile import SourceFile
 from governance.matrix.plan import PlanOptions, PlanResult, build_plan
@@ -24,22 +24,29 @@ def default_cache(repo: GitRepo) -> BlockCache:
     return BlockCache(StateLayout(repo.git_dir).matrix_cache)
 
 
+def layout_at(repo: GitRepo, commit: str, layout: Layout) -> Layout:
+    """`layout` as `commit` keeps it (`Layout.at`: moved files followed)."""
+    return layout.at(
+        lambda path: repo.blob_id(commit, path) is not None, lambda: repo.file_paths(commit)
+    )
+
+
 def catalog_at(
     repo: GitRepo,
     rev: str,
+    layout: Layout,
     cache: BlockCache | None = None,
     *,
-    masters: Sequence[str] = MASTER_FILES,
-    runners: str = RUNNER_FILE,
     trusted: Catalog | None = None,
     trust_all: bool = False,
 ) -> Catalog:
-    """Master configs and runner file as committed at `rev`."""
+    """Master configs and runner file as committed at `rev`, where `rev` keeps them."""
     commit = repo.resolve(rev)
-    files = [SourceFile(path, repo.read_blob(commit, path)) for path in masters]
+    found = layout_at(repo, commit, layout)
+    files = [SourceFile(path, repo.read_blob(commit, path)) for path in found.masters]
     return Catalog(
         files,
-        SourceFile(runners, repo.read_blob(commit, runners)),
+        SourceFile(found.runners, repo.read_blob(commit, found.runners)),
         cache=cache,
         trusted=trusted,
         trust_all=trust_all,
@@ -48,26 +55,18 @@ def catalog_at(
 
 def catalog_in_worktree(
     repo: GitRepo,
+    layout: Layout,
     cache: BlockCache | None = None,
     *,
-    masters: Sequence[str] = MASTER_FILES,
-    runners: str = RUNNER_FILE,
     staged: bool = False,
 ) -> Catalog:
     """Master configs and runner file as they are on disk (uncommitted edits),
     or as staged in the index (what the pre-commit hook must judge)."""
     read = repo.read_staged if staged else repo.read_worktree
-    return _catalog(read, masters, runners, cache)
-
-
-def _catalog(
-    read: Callable[[str], bytes | None],
-    masters: Sequence[str],
-    runners: str,
-    cache: BlockCache | None,
-) -> Catalog:
-    sources = [SourceFile(path, read(path)) for path in masters]
-    return Catalog(sources, SourceFile(runners, read(runners)), cache=cache)
+    listing = repo.staged_paths if staged else lambda: repo.file_paths("HEAD")
+    found = layout.at(lambda path: read(path) is not None, listing)
+    sources = [SourceFile(path, read(path)) for path in found.masters]
+    return Catalog(sources, SourceFile(found.runners, read(found.runners)), cache=cache)
 
 
 def matrix_rows(
@@ -89,11 +88,9 @@ def plan_between(
     trim_conc: bool = False,
     evals_only: bool = False,
     all_evals: bool = False,
-    changelog_path: str = CHANGELOG_FILE,
+    layout: Layout,
     cache: BlockCache | None = None,
     validate_all: bool = True,
-    masters: Sequence[str] = MASTER_FILES,
-    runners: str = RUNNER_FILE,
     trust_base: bool = False,
 ) -> PlanResult:
     """`gov plan`: the sweep for the changelog entries appended between two
@@ -101,6 +98,7 @@ def plan_between(
     reference); inputs are read at the resolved commits."""
     base = repo.resolve(base_ref)
     head = repo.resolve(head_ref)
+    changelog_path = layout.changelog
     # The changelog's blobs, not `git diff` text: the same bytes `gov check`
     # reads, untouched by the repository's attributes, textconv or diff drivers.
     changelog = (repo.read_blob(base, changelog_path), repo.read_blob(head, changelog_path))
@@ -116,8 +114,8 @@ def plan_between(
     # With trust_base, blocks unchanged since the base (validated when they
     # landed) are not re-validated; the default keeps the reference's rule
     # that one invalid block anywhere refuses the plan.
-    old = catalog_at(repo, base, cache, masters=masters, runners=runners, trust_all=trust_base)
-    new = catalog_at(
-        repo, head, cache, masters=masters, runners=runners, trusted=old if trust_base else None
-    )
+    # Each side as its own revision keeps the files: a branch forked before the
+    # master configs moved is planned from where it has them.
+    old = catalog_at(repo, base, layout, cache, trust_all=trust_base)
+    new = catalog_at(repo, head, layout, cache, trusted=old if trust_base else None)
     return build_plan(changelog, new, options, old)

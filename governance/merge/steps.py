@@ -306,7 +306,7 @@ def plan(w: Work) -> None:
             w.prepared,
             evals_only="evals-only" in labels,
             all_evals="all-evals" in labels,
-            changelog_path=w.settings.changelog,
+            layout=w.settings.layout(),
             cache=sources.default_cache(w.repo),
         )
     except FindingsError as exc:

@@ -153,7 +153,7 @@ class SweepAfterMerge:
                 self.repo,
                 base,
                 request.pr_head,
-                changelog_path=self.settings.changelog,
+                layout=self.settings.layout(),
                 cache=sources.default_cache(self.repo),
             )
         except GovError:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from governance.core.blockcache import BlockCache
+from governance.core.settings import Settings
 from governance.git.repo import GitRepo
 from governance.matrix.errors import MatrixError
 from governance.matrix.sources import plan_between
@@ -71,6 +72,7 @@ def test_plan_matches_reference(
                 record["parent"],
                 record["commit"],
                 trim_conc=mode == "trim-conc",
+                layout=Settings().layout(),
                 cache=block_cache,
                 validate_all=validate_all,
             )

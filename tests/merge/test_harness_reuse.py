@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from governance.core.settings import load_settings
+from governance.core.settings import Settings, load_settings
 from governance.git.repo import GitRepo
 from governance.matrix.sources import plan_between
 from governance.merge.sweep_service import sweep_after_merge
@@ -35,7 +35,11 @@ def sweep_pr_head(repo: Repo, base: str, tmp_path: Path) -> None:
     """`gov launch` of the PR-head plan from the working tree, as the PR's sweep."""
     head = repo.git("rev-parse", "HEAD")
     plan = tmp_path / "head.json"
-    plan.write_text(json.dumps(plan_between(GitRepo(repo.path), base, head).document))
+    plan.write_text(
+        json.dumps(
+            plan_between(GitRepo(repo.path), base, head, layout=Settings().layout()).document
+        )
+    )
     ran = gov(repo, "launch", "--plan", str(plan), "--parallel", "3", "--pr", str(PR))
     assert ran.exit_code == 0, ran.stderr
 

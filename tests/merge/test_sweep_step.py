@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from governance.core.settings import Settings
 from governance.git.repo import GitRepo
 from governance.matrix.sources import plan_between
 from tests.harness import Repo
@@ -29,7 +30,11 @@ def swept(sweep_repo: Repo, tmp_path: Path) -> Repo:
     head = append_entry(repo, "dsr1-fp8-mi300x-sglang", "dsv4-fp8-mi300x-vllm-mtp")
     assert gov(repo, "pr", "open", "--number", str(PR), "--branch", "pr").exit_code == 0
     plan = tmp_path / "head.json"
-    plan.write_text(json.dumps(plan_between(GitRepo(repo.path), base, head).document))
+    plan.write_text(
+        json.dumps(
+            plan_between(GitRepo(repo.path), base, head, layout=Settings().layout()).document
+        )
+    )
     ran = gov(repo, "launch", "--plan", str(plan), "--parallel", "3", "--pr", str(PR))
     assert ran.exit_code == 0, ran.stderr
     repo.git("checkout", "-q", "main")

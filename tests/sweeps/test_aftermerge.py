@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from governance.core.diagnostics import FindingsError
-from governance.core.settings import load_settings
+from governance.core.settings import Settings, load_settings
 from governance.git.repo import GitRepo
 from governance.matrix.sources import plan_between
 from governance.merge.sweep_service import sweep_after_merge
@@ -28,7 +28,7 @@ def merged(sweep_repo: Repo, tmp_path: Path) -> dict[str, object]:
     base = repo.git("rev-parse", "HEAD")
     repo.git("checkout", "-q", "-b", "pr")
     pr_head = append_entry(repo, "dsr1-fp8-mi300x-sglang", "dsv4-fp8-mi300x-vllm-mtp")
-    head_plan = plan_between(GitRepo(repo.path), base, pr_head)
+    head_plan = plan_between(GitRepo(repo.path), base, pr_head, layout=Settings().layout())
     plan = tmp_path / "head.json"
     plan.write_text(json.dumps(head_plan.document))
     ran = gov(repo, "launch", "--plan", str(plan), "--parallel", "3", "--pr", str(PR))
@@ -43,7 +43,7 @@ def merged(sweep_repo: Repo, tmp_path: Path) -> dict[str, object]:
     main_head = repo.commit("Bump the MTP image; dsr1 1k1k up to conc 128")
     repo.git("checkout", "-q", "pr")
     repo.git("merge", "-q", "--no-edit", "main")
-    post = plan_between(GitRepo(repo.path), main_head, "HEAD")
+    post = plan_between(GitRepo(repo.path), main_head, "HEAD", layout=Settings().layout())
     return {"repo": repo, "head": head_plan.document, "post": post.document, "pr_head": pr_head}
 
 

@@ -150,7 +150,9 @@ def test_reuse_after_merging_main(clone: Path, tmp_path: Path) -> None:
             ledger=str(scratch / "runs.sqlite3"),
         )
         # 1. The PR's own sweep at its head.
-        head = plan_between(repo, case["merge_base"], pr_head, cache=cache)
+        head = plan_between(
+            repo, case["merge_base"], pr_head, layout=settings.layout(), cache=cache
+        )
         head_rows = plan_rows(head.document)
         for commit in (pr_head, case["main_head"]):
             # Multi-node rows may name recipes of the repository (CONFIG_FILE=

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from governance.core.settings import load_settings
+from governance.core.settings import Settings, load_settings
 from governance.git.repo import GitRepo
 from governance.matrix.sources import plan_between
 from governance.merge.sweep_service import sweep_after_merge
@@ -160,7 +160,7 @@ def test_a_v2_ledger_is_migrated_and_its_runs_are_no_reuse_sources(
     base = repo.git("rev-parse", "HEAD")
     repo.git("checkout", "-q", "-b", "pr")
     head = append_entry(repo, "dsr1-fp8-mi300x-sglang")
-    plan = plan_between(GitRepo(repo.path), base, head).document
+    plan = plan_between(GitRepo(repo.path), base, head, layout=Settings().layout()).document
     rows = [row for bucket in plan["single_node"].values() for row in bucket]
     # A ledger written by gov at v2: every point ran at the PR head, its files are there.
     path = repo.path / ".git" / "gov" / "runs.sqlite3"
