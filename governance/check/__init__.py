@@ -1,6 +1,7 @@
 """Floor 4, the check service: what `gov check`, `gov audit` and `gov schema` do.
 
 * `service`        - `run_check`: read base and head, apply the rules, resolve keys, plan.
+* `snapshots`      - what a check judges: a commit, the index or the worktree, and its master configs.
 * `audit`          - replay a branch's history through the check.
 * `preflight`      - the sweep preflight: the scripts a change's rows run, checked at PR time.
 * `hook`           - the pre-commit door: its arguments, and whether to run at all.

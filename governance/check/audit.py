@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from governance.changelog.rules import CheckMode, KnownKeys, Verdict, check
-from governance.check.service import catalog_of
+from governance.check.snapshots import catalog_of
 from governance.core.codes import split_ignored
 from governance.core.diagnostics import UsageError
 from governance.core.layout import same_name

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from governance.changelog.author import Fix, append_entry, fix_appended, render_entry
 from governance.changelog.keys import resolve_pattern, unresolved_violation
-from governance.check.service import HeadSource, head_catalog, resolve_base
+from governance.check.service import resolve_base
+from governance.check.snapshots import HeadSource, head_catalog
 from governance.core.atomic import write_atomically
 from governance.core.diagnostics import UsageError
 from governance.core.settings import Settings

@@ -29,6 +29,8 @@ from governance.git.repo import GitRepo
 from governance.git.snapshot import UnsafeTreePath, write_folder
 
 if TYPE_CHECKING:
+    from governance.changelog.rules import Verdict
+    from governance.check.service import CheckOptions
     from governance.sweeps.dispatch import Resolved
 
 BASH_TIMEOUT_SECONDS = 20.0
@@ -321,3 +323,52 @@ def _flag_warnings(
                 )
             )
     return out, len(scripts)
+
+
+def sweep_preflight(
+    repo: GitRepo,
+    settings: Settings,
+    options: CheckOptions,
+    changelog: tuple[bytes | None, bytes],
+    head_commit: str | None,
+    base_commit: str,
+    verdict: Verdict,
+) -> Preflight | None:
+    """The preflight of the scripts the appended entries' rows run (None when
+    off), on the rows `gov check`'s own plan pipeline gives them."""
+    from governance.check.snapshots import HeadSource, catalog_of, config_sources
+
+    commit = head_commit if options.head_source is HeadSource.REF else None
+    exists = scripts_exist(repo, settings, commit)
+    if not wanted(settings, exists, options.sweep_preflight):
+        return None
+    from governance.matrix.additions import changelog_additions
+    from governance.matrix.errors import MatrixError
+    from governance.matrix.plan import PlanOptions, plan_additions
+
+    head_files = config_sources(repo, settings, options.head_source, head_commit)
+    base_files = config_sources(repo, settings, HeadSource.REF, base_commit)
+    plan_options = PlanOptions(
+        base_ref="base", head_ref="head", changelog_path=settings.changelog, validate_all=False
+    )
+    try:
+        document = plan_additions(
+            changelog_additions(*changelog, settings.changelog),
+            catalog_of(repo, head_files),
+            plan_options,
+            catalog_of(repo, base_files),
+        ).document
+    except MatrixError:  # reported by the plan check already
+        return None
+    if not exists:
+        return Preflight(
+            [
+                violation(
+                    "GOV702",
+                    f"the scripts folder {settings.scripts}/ does not exist: no row can launch",
+                    settings.scripts,
+                    hint="set `scripts` in [tool.gov], or pass --no-sweep-preflight",
+                )
+            ]
+        )
+    return run_preflight(repo, settings, document, commit, base_commit)

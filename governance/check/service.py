@@ -6,13 +6,12 @@ index bytes), CI (two refs and the PR number) and the merge tool.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from governance.changelog.modes import CheckMode
+from governance.check.snapshots import HeadSource, catalog_of, config_sources, snapshot_reader
 from governance.core.codes import split_ignored, violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import Settings
@@ -26,12 +25,6 @@ if TYPE_CHECKING:  # the engines are imported only when a rule runs (not on a ca
     from governance.check.preflight import Preflight
     from governance.matrix.additions import Additions
     from governance.matrix.catalog import Catalog
-
-
-class HeadSource(StrEnum):
-    REF = "ref"
-    WORKTREE = "worktree"
-    STAGED = "staged"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,59 +125,6 @@ def read_head(
     return repo.read_blob(sha, path), f"{ref}@{sha[:10]}", sha
 
 
-def config_sources(
-    repo: GitRepo, settings: Settings, source: HeadSource, commit: str | None
-) -> list[tuple[str, bytes | None]]:
-    """(path, bytes) of the master configs, then the runner file, as they are
-    in the snapshot being judged (a commit, the working tree or the index),
-    where that snapshot keeps them (`Layout.at`: a branch forked before the
-    masters moved is judged against its own files)."""
-    read = snapshot_reader(repo, source, commit)
-    listing: Callable[[], list[str]]
-    if source is HeadSource.REF and commit is not None:
-        listing = functools.partial(repo.file_paths, commit)
-    elif source is HeadSource.STAGED:
-        listing = repo.staged_paths
-    else:
-        listing = functools.partial(repo.file_paths, "HEAD")
-    found = settings.layout().at(lambda path: read(path) is not None, listing)
-    return [(path, read(path)) for path in (*found.masters, found.runners)]
-
-
-def snapshot_reader(
-    repo: GitRepo, source: HeadSource, commit: str | None
-) -> Callable[[str], bytes | None]:
-    """Read a file of the snapshot being judged: a commit, the index or the working tree."""
-    if source is HeadSource.REF and commit is not None:
-        return functools.partial(repo.read_blob, commit)
-    if source is HeadSource.STAGED:
-        return repo.read_staged
-    return repo.read_worktree
-
-
-def catalog_of(
-    repo: GitRepo,
-    files: list[tuple[str, bytes | None]],
-    *,
-    trusted: Catalog | None = None,
-    trust_all: bool = False,
-) -> Catalog:
-    from governance.matrix import sources
-    from governance.matrix.catalog import Catalog
-    from governance.matrix.masterfile import SourceFile
-
-    *masters, runner = (SourceFile(path, data) for path, data in files)
-    cache = sources.default_cache(repo)
-    return Catalog(masters, runner, cache=cache, trusted=trusted, trust_all=trust_all)
-
-
-def head_catalog(
-    repo: GitRepo, settings: Settings, source: HeadSource, commit: str | None
-) -> Catalog:
-    """The master configs and runner file of the head snapshot being judged."""
-    return catalog_of(repo, config_sources(repo, settings, source, commit))
-
-
 def known_keys(catalog: Catalog, settings: Settings) -> tuple[KnownKeys | None, list[Violation]]:
     """The config keys to resolve against; a violation when no master exists."""
     from governance.changelog.rules import KnownKeys
@@ -242,6 +182,8 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         ignored += hidden
     preflight = None
     if options.configs and verdict.additions and verdict.ok:
+        from governance.check.preflight import sweep_preflight
+
         preflight = sweep_preflight(
             repo, settings, options, (base_bytes, head_bytes), head_commit, base_commit, verdict
         )
@@ -276,54 +218,6 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         warnings,
         preflight,
     )
-
-
-def sweep_preflight(
-    repo: GitRepo,
-    settings: Settings,
-    options: CheckOptions,
-    changelog: tuple[bytes | None, bytes],
-    head_commit: str | None,
-    base_commit: str,
-    verdict: Verdict,
-) -> Preflight | None:
-    """The preflight of the scripts the appended entries' rows run (None when off)."""
-    from governance.check import preflight as checks
-
-    commit = head_commit if options.head_source is HeadSource.REF else None
-    exists = checks.scripts_exist(repo, settings, commit)
-    if not checks.wanted(settings, exists, options.sweep_preflight):
-        return None
-    from governance.matrix.additions import changelog_additions
-    from governance.matrix.errors import MatrixError
-    from governance.matrix.plan import PlanOptions, plan_additions
-
-    head_files = config_sources(repo, settings, options.head_source, head_commit)
-    base_files = config_sources(repo, settings, HeadSource.REF, base_commit)
-    plan_options = PlanOptions(
-        base_ref="base", head_ref="head", changelog_path=settings.changelog, validate_all=False
-    )
-    try:
-        document = plan_additions(
-            changelog_additions(*changelog, settings.changelog),
-            catalog_of(repo, head_files),
-            plan_options,
-            catalog_of(repo, base_files),
-        ).document
-    except MatrixError:  # reported by the plan check already
-        return None
-    if not exists:
-        return checks.Preflight(
-            [
-                violation(
-                    "GOV702",
-                    f"the scripts folder {settings.scripts}/ does not exist: no row can launch",
-                    settings.scripts,
-                    hint="set `scripts` in [tool.gov], or pass --no-sweep-preflight",
-                )
-            ]
-        )
-    return checks.run_preflight(repo, settings, document, commit, base_commit)
 
 
 def plan_check(

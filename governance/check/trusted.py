@@ -19,13 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from governance.check.service import (
-    CheckOptions,
-    HeadSource,
-    merge_heads,
-    resolve_base,
-    snapshot_reader,
-)
+from governance.check.service import CheckOptions, merge_heads, resolve_base
+from governance.check.snapshots import HeadSource, snapshot_reader
 from governance.core.codes import violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import SETTINGS_FILES, Settings, settings_tables

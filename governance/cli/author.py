@@ -52,7 +52,8 @@ def add(
     from governance.changelog.modes import CheckMode
     from governance.check.answers import check_answer
     from governance.check.authoring import AddRequest, add_entry
-    from governance.check.service import CheckOptions, HeadSource
+    from governance.check.service import CheckOptions
+    from governance.check.snapshots import HeadSource
 
     repo, settings = open_repo()
     request = AddRequest(

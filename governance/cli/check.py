@@ -98,7 +98,8 @@ def check(
     from governance.changelog.modes import CheckMode
     from governance.check.answers import check_answer
     from governance.check.findings_cache import cache_disabled
-    from governance.check.service import CheckOptions, HeadSource
+    from governance.check.service import CheckOptions
+    from governance.check.snapshots import HeadSource
     from governance.core.diagnostics import UsageError
 
     if worktree and staged:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from governance.changelog.conflict import resolve_conflict
 from governance.changelog.edit import EditResult, canonicalize
 from governance.changelog.modes import CheckMode
-from governance.check.service import CheckOptions, HeadSource, resolve_base, run_check
+from governance.check.service import CheckOptions, resolve_base, run_check
+from governance.check.snapshots import HeadSource
 from governance.core.atomic import write_atomically
 from governance.core.diagnostics import FindingsError, UsageError
 from governance.core.settings import Settings

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from governance.changelog.rules import CheckMode
-from governance.check.service import CheckOptions, CheckResult, HeadSource, run_check
+from governance.check.service import CheckOptions, CheckResult, run_check
+from governance.check.snapshots import HeadSource
 from governance.core.diagnostics import Violation
 from governance.core.settings import load_settings
 from governance.git.repo import GitRepo
