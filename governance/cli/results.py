@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from governance.cli.common import format_option, guarded, open_repo
-from governance.core.diagnostics import EXIT_OK
+from governance.cli.common import err, format_option, guarded, open_repo
+from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 results_app = typer.Typer(
     help="Read the results the launched rows left, and compare them with main.",
@@ -49,6 +49,7 @@ def compare(
 
     repo, settings = open_repo()
     report = compare_pr(repo, settings, pr, threshold)
+    nothing = not (report.comparisons or report.unverifiable or report.unreadable)
     if output is ResultsFormat.html:
         from governance.results.html import render_html
 
@@ -66,4 +67,11 @@ def compare(
         sys.stderr.write(f"wrote {out}: {render.summary(report)}\n")
     else:
         sys.stdout.write(text)
+    if nothing:  # "0 point(s)" alone would read as a clean comparison
+        err(
+            f"gov: PR #{pr} has no succeeded run in the run ledger: nothing to compare\n"
+            f"  hint: sweep it first: gov prepare-merge --pr {pr} --sweep, or "
+            f"gov launch --plan PLAN.json --pr {pr}"
+        )
+        raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_OK)

@@ -36,6 +36,7 @@ class Point:
     pr: int | None = None
     fingerprint: str | None = None
     result_path: str = ""
+    landed_as: str = ""  # a main point: main's commit its PR landed as ("" = measured on main)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -43,6 +44,7 @@ class Point:
             "conc": self.conc,
             "run": self.run_id,
             "commit": self.commit,
+            "landed_as": self.landed_as,
             "pr": self.pr,
             "fingerprint": self.fingerprint,
             "result_path": self.result_path,

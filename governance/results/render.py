@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from governance.core.safe_text import markdown_text
-from governance.results.compare import METRICS, Change, Comparison, ComparisonReport
+from governance.results.compare import METRICS, Change, Comparison, ComparisonReport, Point
 
 _MARK = {"better": "▲", "worse": "▼", "": ""}
 
@@ -37,9 +37,17 @@ def _rows(report: ComparisonReport) -> tuple[list[str], list[list[str]]]:
             continue
         by_name = {change.metric: change for change in c.changes}
         cells = [_cell(by_name.get(name), getattr(c.pr.figures, name)) for name, _l, _h in METRICS]
-        main = f"#{c.main.run_id} ({c.main.commit[:10]})" if c.main else "none: new point"
+        main = _main_run(c.main) if c.main else "none: new point"
         rows.append([c.pr.config, c.pr.conc, *cells, main])
     return headers, rows
+
+
+def _main_run(point: Point) -> str:
+    """Main's run, named by main's commit: a landed PR's run was measured at
+    the PR's commit, which is not main's."""
+    if point.landed_as:
+        return f"#{point.run_id} (main {point.landed_as[:10]}, measured at {point.commit[:10]})"
+    return f"#{point.run_id} (main {point.commit[:10]})"
 
 
 def _eval_rows(report: ComparisonReport) -> list[list[str]]:

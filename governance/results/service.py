@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -147,12 +148,13 @@ def point_of(run: LedgerRun, files: Sequence[RunFile]) -> Point:
     )
 
 
-def landed_prs(repo: GitRepo, settings: Settings, main_sha: str) -> set[int]:
-    out = set()
+def landed_prs(repo: GitRepo, settings: Settings, main_sha: str) -> dict[int, str]:
+    """PR number -> the commit of main it landed as (the newest, if relanded)."""
+    out: dict[int, str] = {}
     for commit in repo.first_parent_commits(main_sha, max_count=MAIN_HISTORY):
         number = settings.pr_from_subject(commit.subject)
         if number is not None:
-            out.add(number)
+            out[number] = commit.sha  # oldest first: a later landing wins
     return out
 
 
@@ -195,6 +197,7 @@ def compare_pr(
         runs = [r for r in ledger.runs() if r.status == "succeeded"]
         pr_runs = [r for r in runs if r.pr == pr]
         baseline = main_runs(repo, settings, runs, pr, main.sha)
+        landed = landed_prs(repo, settings, main.sha)
         recorded = ledger.files(r.id for r in [*pr_runs, *baseline])
     report = ComparisonReport(pr, percent, main_label=main.label)
     pr_points, main_points = [], []
@@ -207,7 +210,8 @@ def compare_pr(
             report.unreadable.append(f"run {run.id}: {exc}")
     for run in baseline:
         try:
-            main_points.append(point_of(run, recorded.get(run.id, ())))
+            found = point_of(run, recorded.get(run.id, ()))
+            main_points.append(replace(found, landed_as=landed.get(run.pr or 0, "")))
         except (Unverifiable, ResultError):
             continue  # main's unverifiable or unreadable results only mean no baseline
     report.comparisons = compare(pr_points, main_points, percent)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from tests.harness import run_gov
+from tests.harness import git, run_gov
 
 
 def test_demo_end_to_end(tmp_path: Path) -> None:
@@ -62,5 +62,12 @@ def test_demo_keep_leaves_a_repository_whose_hints_work(tmp_path: Path) -> None:
     compared = run_gov("-C", str(kept), "results", "compare", "--pr", "2194")
     assert compared.exit_code == 0, compared.stdout + compared.stderr
     assert "2194" in compared.stdout
+    # Main's run is named by main's commit (#2195's landing), not by the PR
+    # commit it was measured at.
+    subjects = git(kept, "log", "--format=%H %s", "main")
+    landing = next(line.split()[0] for line in subjects.splitlines() if "(#2195)" in line)
+    assert f"(main {landing[:10]}, measured at " in compared.stdout, compared.stdout
+    nothing = run_gov("-C", str(kept), "results", "compare", "--pr", "4242")
+    assert nothing.exit_code == 1 and "nothing to compare" in nothing.stderr, nothing.stderr
     again = run_gov("demo", "--keep", str(kept), cwd=tmp_path)
     assert again.exit_code == 2 and "not an empty folder" in again.stderr
