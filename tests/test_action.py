@@ -165,4 +165,5 @@ def test_action_is_green_on_a_pr_that_appends_nothing(
     assert job.ran == ["Install gov", "Check the changelog", "What this PR will run"]
     assert "### ✅ changelog check passed" in job.summary
     assert "nothing appended to `perf-changelog.yaml`: no sweep" in job.summary, job.summary
+    assert "nothing appended: no sweep" in job.stdout  # the check's own line
     assert "GOV531" not in job.stdout + job.stderr + job.summary

@@ -136,6 +136,8 @@ def render_text(result: CheckResult) -> str:
             f"{'y' if len(verdict.additions) == 1 else 'ies'}, "
             f"{len(verdict.corrections)} correction(s){keys} ({mode_label(result)}; {span})"
         )
+        if not verdict.additions and not verdict.corrections:
+            summary += "\nnothing appended: no sweep"
     else:
         counted = files_summary(verdict.violations, verdict.path)
         summary = f"{counted} ({mode_label(result)}; {span})"
@@ -233,6 +235,8 @@ def render_markdown_summary(result: CheckResult) -> str:
         f"base {markdown_text(result.base_label)}, head {markdown_text(result.head_label)}.",
         "",
     ]
+    if verdict.ok and not verdict.additions and not verdict.corrections:
+        out += ["nothing appended: no sweep", ""]
     if verdict.additions:
         out += ["| entry | line | config keys | pr-link |", "|---|---|---|---|"]
         for e in verdict.additions:
