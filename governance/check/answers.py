@@ -22,8 +22,7 @@ from governance.check.service import (
     CheckOptions,
     CheckResult,
     HeadSource,
-    merge_heads,
-    resolve_base,
+    check_base,
     run_check,
 )
 from governance.core.blockcache import BlockCache
@@ -126,14 +125,7 @@ def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: 
     head_commit = None
     if options.head_source is HeadSource.REF:
         head_commit = repo.resolve(options.head_ref or "HEAD")
-    base_commit, base_label = options.resolved_base or resolve_base(
-        repo,
-        settings,
-        options.base_ref,
-        head_commit,
-        exact=options.exact_base,
-        merging=merge_heads(repo, options),
-    )
+    base_commit, base_label = check_base(repo, settings, options, head_commit)
     settings_files = list(SETTINGS_FILES)  # GOV801 compares them (check.trusted)
     parts = [
         "check",

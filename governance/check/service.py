@@ -94,6 +94,21 @@ def resolve_base(
     return sha, f"merge-base with {main.label} ({sha[:10]}; main: {main.why}{during})"
 
 
+def check_base(
+    repo: GitRepo, settings: Settings, options: CheckOptions, head_commit: str | None
+) -> tuple[str, str]:
+    """(commit, label) of the base `options` asks for (already resolved, or
+    found now; an in-progress merge's heads included)."""
+    return options.resolved_base or resolve_base(
+        repo,
+        settings,
+        options.base_ref,
+        head_commit,
+        exact=options.exact_base,
+        merging=merge_heads(repo, options),
+    )
+
+
 def merge_heads(repo: GitRepo, options: CheckOptions) -> tuple[str, ...]:
     """The commits an in-progress `git merge` brings in, when the check judges
     the merge being made (the index or the working tree; never a commit):
@@ -153,14 +168,7 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
             f"{path} does not exist in the {head_label}",
             "run gov at the root of the benchmark repository, or set `changelog` in [tool.gov]",
         )
-    base_commit, base_label = options.resolved_base or resolve_base(
-        repo,
-        settings,
-        options.base_ref,
-        head_commit,
-        exact=options.exact_base,
-        merging=merge_heads(repo, options),
-    )
+    base_commit, base_label = check_base(repo, settings, options, head_commit)
     base_bytes = repo.read_blob(base_commit, path)
     verdict = check(
         base_bytes,
