@@ -66,7 +66,7 @@ def full_plan(repo: GitRepo) -> dict:
     for row in throughput:
         row["recipe-fingerprint"] = recipe_fingerprint(row)
     evals = generate(catalog, ["*"], EvalMode.EVALS_ONLY)
-    options = PlanOptions(base_ref="main^", head_ref="main")
+    options = PlanOptions(base_ref="main^", head_ref="main", changelog_path=Settings().changelog)
     document = assemble(throughput, evals, [], options)
     json.dumps(document)  # fail here, not in gov, if something is not JSON
     return document

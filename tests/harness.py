@@ -30,6 +30,7 @@ from typer.testing import CliRunner
 
 from governance.cli.app import app
 from governance.cli.common import state
+from governance.core.settings import Settings
 from governance.git.repo import GitRepo
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -44,6 +45,11 @@ CORPUS = Path(
 )
 SCRIPTS_BUNDLE = CORPUS / "inferencex-scripts.bundle"
 GOLDENS = CORPUS / "goldens"
+# The default settings' files (InferenceX's layout); domain code has no defaults of its own.
+DEFAULT_LAYOUT = Settings().layout()
+MASTER_FILES = DEFAULT_LAYOUT.masters
+AMD_MASTER, NVIDIA_MASTER = MASTER_FILES
+RUNNER_FILE = DEFAULT_LAYOUT.runners
 
 # A fixed identity and date, and no user or system git configuration, so tests
 # behave the same on every machine.

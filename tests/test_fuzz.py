@@ -184,7 +184,9 @@ def plain(raw: dict[str, Any]) -> dict[str, Any]:
 def check_plan_merge(tail: bytes) -> None:
     head = BASE + tail
     start = time.perf_counter()
-    verdict = check(BASE, head, POLICY, CheckMode.pr_mode(PR), trust_base=True)
+    verdict = check(
+        BASE, head, POLICY, CheckMode.pr_mode(PR), trust_base=True, path="perf-changelog.yaml"
+    )
     located_inside(head, verdict.violations)
     render_text(CheckResult(verdict, "base", "head", BASE, head))
     if verdict.ok:
@@ -196,9 +198,9 @@ def check_plan_merge(tail: bytes) -> None:
         assert [plain(dict(r)) for r in raw] == accepted
         assert [e.pr_link for e in entries] == [a["pr-link"] for a in accepted]
         # the merge edits keep every field but the link, and write the PR's link
-        canon = canonicalize(BASE, head, PR, POLICY)
+        canon = canonicalize(BASE, head, PR, POLICY, path="perf-changelog.yaml")
         assert canon.ok, canon.violations
-        merged = check(BASE, canon.data, POLICY, CheckMode.main(PR))
+        merged = check(BASE, canon.data, POLICY, CheckMode.main(PR), path="perf-changelog.yaml")
         assert merged.ok, merged.violations
         links = {a["pr-link"] for a in accepted}
         assert {e.pr_link for e in merged.additions} == {LINK.format(PR)}
@@ -206,15 +208,17 @@ def check_plan_merge(tail: bytes) -> None:
             dict(a, **{"pr-link": 0}) for a in accepted
         ], links
         main = BASE + MAIN_ENTRY.encode()
-        resolved = resolve_conflict(BASE, head, main, PR, POLICY)
+        resolved = resolve_conflict(BASE, head, main, PR, POLICY, path="perf-changelog.yaml")
         assert resolved.ok, resolved.violations
-        after = check(main, resolved.data, POLICY, CheckMode.pr_mode(PR))
+        after = check(
+            main, resolved.data, POLICY, CheckMode.pr_mode(PR), path="perf-changelog.yaml"
+        )
         assert after.ok, after.violations
         assert [dict(plain(e.raw), **{"pr-link": 0}) for e in after.additions] == [
             dict(a, **{"pr-link": 0}) for a in accepted
         ]
     else:
-        for result in (canonicalize(BASE, head, PR, POLICY),):
+        for result in (canonicalize(BASE, head, PR, POLICY, path="perf-changelog.yaml"),):
             assert not result.ok
             located_inside(head, result.violations)
     assert time.perf_counter() - start < SECONDS_PER_CASE
@@ -246,7 +250,7 @@ def mutated_history(draw: Any) -> bytes:
 
 
 def history_kept(head: bytes) -> None:
-    verdict = check(BASE, head, POLICY, CheckMode.pr_mode(PR))
+    verdict = check(BASE, head, POLICY, CheckMode.pr_mode(PR), path="perf-changelog.yaml")
     located_inside(head, verdict.violations)
     if not verdict.ok:
         return

@@ -96,7 +96,7 @@ def inert_markdown(text: str, headings: int) -> None:
 
 
 def check_result(value: str) -> CheckResult:
-    verdict = check(BASE, BASE, LinkPolicy(), CheckMode.pr_mode(5))
+    verdict = check(BASE, BASE, LinkPolicy(), CheckMode.pr_mode(5), path="perf-changelog.yaml")
     verdict.violations = [Violation("GOV501", "unknown-config-key", value, value, 1, 1, value)]
     warning = Violation("GOV801", "settings-changed", f"settings changed (`{value}`)", value)
     return CheckResult(verdict, value, value, BASE, BASE, warnings=[warning])

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from governance.changelog.document import Changelog, Entry, parse
 from governance.changelog.edit import (
-    DEFAULT_PATH,
     EditResult,
     confirmed,
     refusal,
@@ -35,7 +34,7 @@ def resolve_conflict(
     pr: int,
     policy: LinkPolicy,
     *,
-    path: str = DEFAULT_PATH,
+    path: str,
 ) -> EditResult:
     """Resolve a conflicted changelog from its index stages when main is merged
     into PR `pr`: 1 = merge-base (None if the file is new), 2 = PR side,

@@ -24,8 +24,6 @@ from governance.core.codes import code_for, violation
 from governance.core.diagnostics import Violation
 from governance.core.links import LinkPolicy, link_text
 
-DEFAULT_PATH = "perf-changelog.yaml"
-
 
 @dataclass(frozen=True, slots=True)
 class DroppedEntry:
@@ -54,9 +52,7 @@ class EditResult:
 # -- canonicalization -------------------------------------------------------------
 
 
-def canonicalize(
-    base: bytes, head: bytes, pr: int, policy: LinkPolicy, *, path: str = DEFAULT_PATH
-) -> EditResult:
+def canonicalize(base: bytes, head: bytes, pr: int, policy: LinkPolicy, *, path: str) -> EditResult:
     """Rewrite the placeholder links of the entries `head` appends to `base`
     to the link of PR `pr`. Nothing else changes; a second run is a no-op."""
     mode = CheckMode.pr_mode(pr)

@@ -6,7 +6,7 @@ merging main into a PR branch when both sides only appended entries.
 from __future__ import annotations
 
 from governance.changelog.document import Changelog, parse
-from governance.changelog.edit import DEFAULT_PATH, EditResult, refusal, refused
+from governance.changelog.edit import EditResult, refusal, refused
 from governance.changelog.layout import first_byte_difference
 from governance.changelog.modes import CheckMode
 from governance.changelog.reappend import entry_contents, reappend
@@ -21,7 +21,7 @@ def merge_driver(
     pr: int | None,
     policy: LinkPolicy,
     *,
-    path: str = DEFAULT_PATH,
+    path: str,
 ) -> EditResult:
     """Merge for `git merge` (`%O %A %B`) while merging main (theirs) into a PR
     branch (ours). Handles only "both sides appended": the result is theirs

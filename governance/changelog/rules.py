@@ -60,7 +60,7 @@ def check(
     policy: LinkPolicy,
     mode: CheckMode,
     *,
-    path: str = "perf-changelog.yaml",
+    path: str,
     trust_base: bool = False,
     known_keys: KnownKeys | None = None,
 ) -> Verdict:

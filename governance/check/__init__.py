@@ -10,5 +10,6 @@
 * `findings_cache` - the plan half of a check, cached by the bytes it judged.
 * `answers`        - rendered check and plan answers, remembered by their inputs.
 * `schemas`        - the JSON Schemas under `schemas/`, generated from the models.
+* `sides`          - the settings of one side (the checkout, a revision, main's tip): the one loader.
 * `trusted`        - settings from the trusted side (the base; main), and GOV801 when a change edits them.
 """

@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from governance.core.settings import Settings, load_settings
+from governance.core.settings import Settings
 
 # Files that change what the check decides besides the configured paths.
 SETTINGS_FILES = ("pyproject.toml", ".gov.toml")
@@ -71,10 +71,11 @@ def should_run(path: Path, files: Sequence[str]) -> tuple[bool, str]:
     """(run the check?, why not) for the repository at `path`: `files` are
     pre-commit's names, or none from the plain hook (the index's staged paths
     are read instead). Only the settings' paths are needed, not the slug."""
+    from governance.check.sides import worktree_settings
     from governance.git.repo import GitRepo
 
     repo = GitRepo(path)
-    settings = load_settings(repo.root)
+    settings = worktree_settings(repo, infer_repository=False)
     names = list(files) or repo.staged_paths()
     if relevant(names, settings):
         return True, ""

@@ -8,10 +8,10 @@ main's tip. A change that edits them is still judged with the base's
 settings, and the edit itself is reported (GOV801): the new settings apply
 once it has landed.
 
-    settings, base = check_settings(repo, load, options)
+    settings, base, label = check_settings(repo, options, main_branch, flags)
 
-`load(revision, label)` builds `Settings` from that revision's blobs (flags
-and `GOV_*` still override; they come from whoever runs gov, not the PR).
+The settings of each side are loaded by `check.sides` (flags and `GOV_*`
+still override; they come from whoever runs gov, not the PR).
 """
 
 from __future__ import annotations
@@ -20,55 +20,37 @@ from collections.abc import Callable
 from typing import Any
 
 from governance.check.service import CheckOptions, merge_heads, resolve_base
+from governance.check.sides import Overrides, main_settings, revision_settings
 from governance.check.snapshots import HeadSource, snapshot_reader
 from governance.core.codes import violation
 from governance.core.diagnostics import UsageError, Violation
 from governance.core.settings import SETTINGS_FILES, Settings, settings_tables
-from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
-
-SettingsLoader = Callable[[str, str], Settings]
-
-
-def settings_at_main(
-    repo: GitRepo,
-    load: SettingsLoader,
-    main_branch: str,
-    *,
-    remote: str | None = "origin",
-    local: bool = True,
-) -> Settings:
-    """The settings as main has them (main by the one rule, `remote`/`local`
-    as `main_ref` takes them); when main names another `main-branch`, main by that name."""
-    main = main_ref(repo, main_branch, remote=remote, local=local)
-    settings = load(main.sha, f"{main.label}:")
-    if settings.main_branch != main_branch:
-        other = main_ref(repo, settings.main_branch, remote=remote, local=local)
-        settings = load(other.sha, f"{other.label}:")
-    return settings
 
 
 def check_settings(
-    repo: GitRepo, load: SettingsLoader, options: CheckOptions, main_branch: str
+    repo: GitRepo, options: CheckOptions, main_branch: str, overrides: Overrides = None
 ) -> tuple[Settings, str, str]:
-    """(settings, base commit, base label) for `gov check`: the base is found
-    with main's settings (`main_branch` from the flags or the environment),
-    then the settings are read from the base itself."""
+    """(settings, base commit, base label) for `gov check` and `gov plan`: the
+    base is found with main's settings (`main_branch` from the flags or the
+    environment), then the settings are read from the base itself."""
     head = _head_commit(repo, options)
     try:
-        boot = settings_at_main(repo, load, main_branch)
+        boot = main_settings(repo, main_branch, overrides)
     except UsageError:
         if not options.base_ref:
             raise
-        boot = load(repo.resolve(options.base_ref), f"{options.base_ref}:")
+        boot = revision_settings(
+            repo, repo.resolve(options.base_ref), f"{options.base_ref}:", overrides
+        )
     merging = merge_heads(repo, options)
     base, label = resolve_base(
         repo, boot, options.base_ref, head, exact=options.exact_base, merging=merging
     )
-    settings = load(base, f"base {base[:10]}:")
+    settings = revision_settings(repo, base, f"base {base[:10]}:", overrides)
     if settings.main_branch != boot.main_branch and not options.base_ref:
         base, label = resolve_base(repo, settings, None, head, merging=merging)
-        settings = load(base, f"base {base[:10]}:")
+        settings = revision_settings(repo, base, f"base {base[:10]}:", overrides)
     return settings, base, label
 
 

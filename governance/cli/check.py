@@ -18,7 +18,6 @@ from governance.cli.common import (
     guarded,
     main_branch_name,
     open_repo,
-    settings_at,
     state,
     warn_unknown_variables,
 )
@@ -143,12 +142,7 @@ def check(
     )
     # Settings from the base revision, never from the change being judged.
     warn_unknown_variables()
-    settings, base, label = check_settings(
-        repo,
-        lambda rev, where: settings_at(repo, rev, where, flags),
-        options,
-        main_branch_name(main_branch),
-    )
+    settings, base, label = check_settings(repo, options, main_branch_name(repo, main_branch), flags)
     settings = add_ignored(settings, ignore)
     options = replace(options, resolved_base=(base, label))
     if fix:

@@ -143,45 +143,24 @@ def guarded(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def main_branch_name(flag: str | None = None) -> str:
-    """The main branch that finds the base before any settings file is read:
-    the flag, else `GOV_MAIN_BRANCH`, else "main" (the one place it is read)."""
-    return flag or os.environ.get("GOV_MAIN_BRANCH") or "main"
+def main_branch_name(repo: GitRepo, flag: str | None = None) -> str:
+    """The main branch that finds the base before any trusted settings are
+    read: the flag, else `GOV_MAIN_BRANCH` (the one place it is read), else
+    `check.sides.boot_main_branch`'s rule."""
+    from governance.check.sides import boot_main_branch
+
+    return boot_main_branch(repo, flag or os.environ.get("GOV_MAIN_BRANCH"))
 
 
 def open_repo(overrides: dict[str, Any] | None = None) -> tuple[GitRepo, Settings]:
-    """Open the repository and load its settings (flags override)."""
-    from governance.core.settings import load_settings
+    """Open the repository and load the checkout's settings (flags override;
+    `check.sides` owns how settings are loaded)."""
+    from governance.check.sides import worktree_settings
     from governance.git.repo import GitRepo
 
     repo = GitRepo(state.repo_path)
     warn_unknown_variables()
-    settings = load_settings(
-        repo.root,
-        origin_url=repo.remotes.url(),
-        upstream_url=repo.remotes.url("upstream"),
-        read_changelog=lambda path, main: _landed_changelog(repo, path, main),
-        overrides=overrides,
-    )
-    return repo, settings
-
-
-def settings_at(
-    repo: GitRepo, revision: str, label: str, overrides: dict[str, Any] | None
-) -> Settings:
-    """The settings files as `revision` has them (a trusted side: the base of
-    a check, main for prepare-merge); the environment and flags still override."""
-    from governance.core.settings import load_settings
-
-    return load_settings(
-        repo.root,
-        origin_url=repo.remotes.url(),
-        upstream_url=repo.remotes.url("upstream"),
-        read_changelog=lambda path, main: _landed_changelog(repo, path, main),
-        overrides=overrides,
-        read_file=lambda name: repo.read_blob(revision, name),
-        label=label,
-    )
+    return repo, worktree_settings(repo, overrides)
 
 
 def warn_unknown_variables() -> None:
@@ -190,19 +169,6 @@ def warn_unknown_variables() -> None:
 
     for name, hint in unknown_variables(os.environ):
         err(f"gov: warning: {name} is not a gov setting; ignored" + (f" ({hint})" if hint else ""))
-
-
-def _landed_changelog(repo: GitRepo, path: str, main_branch: str) -> bytes | None:
-    """The changelog as main has it (its links were written at merge time),
-    else as HEAD has it; None in an empty repository."""
-    from governance.core.diagnostics import UsageError
-    from governance.git.mainref import main_ref
-
-    try:
-        commit = main_ref(repo, main_branch).sha
-    except UsageError:
-        commit = repo.ref_sha("HEAD") or ""
-    return repo.read_blob(commit, path) if commit else None
 
 
 def add_ignored(settings: Settings, codes: list[str] | None) -> Settings:

@@ -15,7 +15,6 @@ from governance.cli.common import (
     guarded,
     main_branch_name,
     open_repo,
-    settings_at,
     state,
     warn_unknown_variables,
 )
@@ -145,9 +144,8 @@ def plan(
     # base revision, never from the change being planned.
     settings, base, label = check_settings(
         repo,
-        lambda rev, where: settings_at(repo, rev, where, None),
         CheckOptions(CheckMode(), base_ref, head_ref, exact_base=exact_base),
-        main_branch_name(),
+        main_branch_name(repo),
     )
     head = repo.resolve(head_ref)
     if repo.blob_id(head, settings.changelog) is None:

@@ -14,7 +14,6 @@ from governance.cli.common import (
     guarded,
     main_branch_name,
     open_repo,
-    settings_at,
     state,
     warn_unknown_variables,
 )
@@ -120,7 +119,7 @@ def prepare_merge(
     plan, reuse or launch the sweep, push, wait for checks and squash-merge
     (with rollback on any failure)."""
 
-    from governance.check.trusted import settings_at_main
+    from governance.check.sides import main_settings
     from governance.forge import open_forge
     from governance.git.repo import GitRepo
     from governance.merge.prepare import PrepareOptions
@@ -130,15 +129,15 @@ def prepare_merge(
 
     repo = GitRepo(state.repo_path)
     warn_unknown_variables()
-    main = main_branch_name(main_branch)
+    main = main_branch_name(repo, main_branch)
     on_github = forge is ForgeKind.github
     if on_github:  # main as the forge has it now: its settings decide
         repo.remotes.fetch(remote, f"+refs/heads/{main}:refs/remotes/{remote}/{main}")
     # Settings from main's tip, never from the branch that happens to be checked out.
-    settings = settings_at_main(
+    settings = main_settings(
         repo,
-        lambda rev, where: settings_at(repo, rev, where, {"main-branch": main_branch}),
         main,
+        {"main-branch": main_branch},
         remote=remote if on_github else None,
         local=not on_github,
     )

@@ -61,5 +61,6 @@ def main_ref(
         f"cannot find the main branch: neither {names} exists"
         if " nor " in names
         else f"cannot find the main branch {names}",
-        "fetch it (git fetch origin), pass --base-ref, or set main-branch in [tool.gov]",
+        "fetch it (git fetch origin), pass --base-ref or --main-branch, or name it in "
+        "main-branch of the settings (.gov.toml or [tool.gov]) on that branch",
     )

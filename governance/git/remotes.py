@@ -42,6 +42,20 @@ class Remotes:
         )
         return done.stdout.strip() or None if done.returncode == 0 else None
 
+    def default_branch(self, name: str = "origin") -> str | None:
+        """The branch `<name>/HEAD` points at (the forge's default branch, as
+        the clone recorded it), or None."""
+        done = subprocess.run(
+            ["git", "symbolic-ref", "-q", f"refs/remotes/{name}/HEAD"],
+            cwd=self._root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        prefix = f"refs/remotes/{name}/"
+        ref = done.stdout.strip()
+        return ref.removeprefix(prefix) or None if ref.startswith(prefix) else None
+
     def fetch(self, remote: str, refspec: str) -> None:
         import git
 

@@ -30,8 +30,6 @@ from governance.matrix.model import SweepEntry
 if TYPE_CHECKING:
     from governance.matrix.catalog import Catalog
 
-CHANGELOG_FILE = "perf-changelog.yaml"
-
 
 @dataclass(frozen=True, slots=True)
 class Additions:
@@ -61,14 +59,12 @@ class Additions:
         return self.lines[-1] if self.lines else 0
 
 
-def changelog_additions(
-    base: bytes | None, head: bytes | None, path: str = CHANGELOG_FILE
-) -> Additions:
+def changelog_additions(base: bytes | None, head: bytes | None, path: str) -> Additions:
     """The lines head appends to base, read from the two blobs."""
     return additions_of(appended(base, head), path)
 
 
-def additions_of(found: Appended, path: str = CHANGELOG_FILE) -> Additions:
+def additions_of(found: Appended, path: str) -> Additions:
     """The added lines as the plan reads them; like the reference, a deleted
     or rewritten non-blank line refuses the plan (GOV530)."""
     removed = found.removed

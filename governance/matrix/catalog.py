@@ -38,12 +38,6 @@ from governance.matrix.masterfile import MasterFile, SourceFile, read_master, ya
 from governance.matrix.names import foreign_keys, foreign_values
 from governance.matrix.runners import RunnerData, parse_runner_file
 
-AMD_MASTER = "configs/amd-master.yaml"
-NVIDIA_MASTER = "configs/nvidia-master.yaml"
-MASTER_FILES = (AMD_MASTER, NVIDIA_MASTER)
-RUNNER_FILE = "configs/runners.yaml"
-
-
 # -- the catalog ---------------------------------------------------------------------
 
 
@@ -58,7 +52,7 @@ class Catalog:
     def __init__(
         self,
         masters: Sequence[SourceFile],
-        runner: SourceFile | None = None,
+        runner: SourceFile,
         *,
         cache: BlockCache | None = None,
         trusted: Catalog | None = None,
@@ -71,7 +65,7 @@ class Catalog:
         self._trusted = trusted
         self._trust_all = trust_all
         self._runner_source = runner
-        self._runner_path = runner.path if runner is not None else RUNNER_FILE
+        self._runner_path = runner.path
         self._runner: tuple[RunnerData | None, list[Violation]] | None = None
         self._cache = cache
         self._owner: dict[str, MasterFile] = {}
@@ -276,8 +270,7 @@ class Catalog:
 
     def runner_result(self) -> tuple[RunnerData | None, list[Violation]]:
         if self._runner is None:
-            source = self._runner_source or SourceFile(RUNNER_FILE, None)
-            self._runner = parse_runner_file(source)
+            self._runner = parse_runner_file(self._runner_source)
         return self._runner
 
     # -- whole-catalog validation ----------------------------------------------------

@@ -27,7 +27,6 @@ from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.core.fingerprint import recipe_fingerprint
 from governance.matrix.additions import (
-    CHANGELOG_FILE,
     Additions,
     Where,
     changelog_additions,
@@ -52,10 +51,10 @@ DEFAULT_RUN_BUCKETS = ("1k1k", "8k1k", "agentic")
 class PlanOptions:
     base_ref: str
     head_ref: str
+    changelog_path: str  # the file named in findings: the settings' `changelog`
     trim_conc: bool = False
     evals_only: bool = False
     all_evals: bool = False
-    changelog_path: str = CHANGELOG_FILE
     run_buckets: tuple[str, ...] = DEFAULT_RUN_BUCKETS
     # True: like the reference, any invalid master entry fails the plan.
     # False: only the configs the entries select are parsed and validated

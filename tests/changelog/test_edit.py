@@ -44,7 +44,10 @@ BASE = log(entry("a", link(1)), entry("b", link(2)))
 
 
 def passes(base: bytes, result: EditResult, pr: int = PR) -> bool:
-    return result.ok and check(base, result.data, POLICY, CheckMode.pr_mode(pr)).ok
+    return (
+        result.ok
+        and check(base, result.data, POLICY, CheckMode.pr_mode(pr), path="perf-changelog.yaml").ok
+    )
 
 
 def rules(result: EditResult) -> list[str]:
@@ -56,7 +59,7 @@ def rules(result: EditResult) -> list[str]:
 
 def test_placeholder_is_rewritten_to_the_expected_link() -> None:
     head = log(BASE, entry("new"))
-    result = canonicalize(BASE, head, PR, POLICY)
+    result = canonicalize(BASE, head, PR, POLICY, path="perf-changelog.yaml")
     assert result.ok and result.changed
     assert result.data == log(BASE, entry("new", EXPECTED))
     assert result.rewrites == (LinkRewrite(3, 17, "XXX", EXPECTED),)
@@ -65,7 +68,7 @@ def test_placeholder_is_rewritten_to_the_expected_link() -> None:
 
 def test_full_url_and_quoted_placeholders_are_rewritten() -> None:
     head = log(BASE, entry("x", FULL_PLACEHOLDER), entry("why", '"XXX"'))
-    result = canonicalize(BASE, head, PR, POLICY)
+    result = canonicalize(BASE, head, PR, POLICY, path="perf-changelog.yaml")
     assert result.data == log(BASE, entry("x", EXPECTED), entry("why", EXPECTED))
     assert [r.old for r in result.rewrites] == [FULL_PLACEHOLDER, "XXX"]
 
@@ -73,7 +76,7 @@ def test_full_url_and_quoted_placeholders_are_rewritten() -> None:
 def test_continuation_line_placeholder_is_rewritten_whole() -> None:
     """The reference rewrote only the `  pr-link:` line (docs/merge-differences.md)."""
     block = entry("c").replace(b"  pr-link: XXX\n", b"  pr-link:\n    XXX\n")
-    result = canonicalize(BASE, log(BASE, block), PR, POLICY)
+    result = canonicalize(BASE, log(BASE, block), PR, POLICY, path="perf-changelog.yaml")
     assert result.ok
     assert result.data.endswith(b"  pr-link:\n    " + EXPECTED.encode() + b"\n")
     assert result.rewrites[0].line == result.data.count(b"\n")
@@ -81,34 +84,36 @@ def test_continuation_line_placeholder_is_rewritten_whole() -> None:
 
 
 def test_canonicalize_is_idempotent() -> None:
-    first = canonicalize(BASE, log(BASE, entry("new"), entry("m")), PR, POLICY)
-    second = canonicalize(BASE, first.data, PR, POLICY)
+    first = canonicalize(
+        BASE, log(BASE, entry("new"), entry("m")), PR, POLICY, path="perf-changelog.yaml"
+    )
+    second = canonicalize(BASE, first.data, PR, POLICY, path="perf-changelog.yaml")
     assert second.ok and not second.changed and second.rewrites == ()
     assert second.data == first.data
 
 
 def test_expected_link_and_no_change_are_left_alone() -> None:
     head = log(BASE, entry("new", EXPECTED))
-    assert canonicalize(BASE, head, PR, POLICY) == EditResult(head)
-    assert canonicalize(BASE, BASE, PR, POLICY) == EditResult(BASE)
+    assert canonicalize(BASE, head, PR, POLICY, path="perf-changelog.yaml") == EditResult(head)
+    assert canonicalize(BASE, BASE, PR, POLICY, path="perf-changelog.yaml") == EditResult(BASE)
 
 
 def test_only_appended_placeholders_change() -> None:
     """History may hold placeholders; only the PR's own entries are filled in."""
     base = log(entry("a", "XXX"), entry("b", link(2)))
-    result = canonicalize(base, log(base, entry("new")), PR, POLICY)
+    result = canonicalize(base, log(base, entry("new")), PR, POLICY, path="perf-changelog.yaml")
     assert result.data == log(base, entry("new", EXPECTED))
 
 
 def test_corrections_only_change_is_returned_unchanged() -> None:
     head = BASE.replace(link(1).encode(), link(11).encode())
-    result = canonicalize(BASE, head, PR, POLICY)
+    result = canonicalize(BASE, head, PR, POLICY, path="perf-changelog.yaml")
     assert result.ok and not result.changed and result.data == head
 
 
 def test_canonicalize_refuses_a_link_to_another_pr() -> None:
     head = log(BASE, entry("new", link(7)))
-    result = canonicalize(BASE, head, PR, POLICY)
+    result = canonicalize(BASE, head, PR, POLICY, path="perf-changelog.yaml")
     assert not result.ok and result.data == head
     (problem,) = result.violations
     assert (problem.code, problem.line) == ("GOV401", 17)
@@ -116,7 +121,7 @@ def test_canonicalize_refuses_a_link_to_another_pr() -> None:
 
 def test_canonicalize_refuses_history_edits() -> None:
     head = log(entry("a", link(1), "rewritten"), entry("b", link(2)), entry("new"))
-    result = canonicalize(BASE, head, PR, POLICY)
+    result = canonicalize(BASE, head, PR, POLICY, path="perf-changelog.yaml")
     assert [v.code for v in result.violations] == ["GOV302"]
 
 
@@ -124,7 +129,7 @@ def test_repository_of_the_policy_is_used() -> None:
     """Repository parameter: the link written is the one the same policy validates."""
     fork = LinkPolicy(repository="acme/InferenceX")
     base = log(entry("a", fork.expected(1)))
-    result = canonicalize(base, log(base, entry("new")), 5, fork)
+    result = canonicalize(base, log(base, entry("new")), 5, fork, path="perf-changelog.yaml")
     assert result.ok and result.data.endswith(b"acme/InferenceX/pull/5\n")
 
 
@@ -134,7 +139,7 @@ def test_repository_of_the_policy_is_used() -> None:
 def test_resolve_appends_pr_entries_after_main() -> None:
     main = log(BASE, entry("m", link(3)))
     pr_side = log(BASE, entry("p1"), entry("p2", EXPECTED))
-    result = resolve_conflict(BASE, pr_side, main, PR, POLICY)
+    result = resolve_conflict(BASE, pr_side, main, PR, POLICY, path="perf-changelog.yaml")
     assert result.ok and result.changed
     assert result.data == log(main, entry("p1", EXPECTED), entry("p2", EXPECTED))
     assert result.rewrites == (LinkRewrite(4, 23, "XXX", EXPECTED),)
@@ -144,26 +149,32 @@ def test_resolve_appends_pr_entries_after_main() -> None:
 def test_resolve_keeps_main_bytes_verbatim() -> None:
     """Main's own quirks (here: a whitespace-only separator line) are kept."""
     main = BASE + b"   \n" + entry("m", link(3))
-    result = resolve_conflict(BASE, log(BASE, entry("p")), main, PR, POLICY)
+    result = resolve_conflict(
+        BASE, log(BASE, entry("p")), main, PR, POLICY, path="perf-changelog.yaml"
+    )
     assert result.data == log(main, entry("p", EXPECTED))
 
 
 def test_resolve_after_main_ending_in_an_empty_line() -> None:
     main = log(BASE, entry("m", link(3))) + b"\n"
-    result = resolve_conflict(BASE, log(BASE, entry("p")), main, PR, POLICY)
+    result = resolve_conflict(
+        BASE, log(BASE, entry("p")), main, PR, POLICY, path="perf-changelog.yaml"
+    )
     assert result.data == main + entry("p", EXPECTED)
 
 
 def test_resolve_writes_a_quoted_link_plainly() -> None:
     main = log(BASE, entry("m", link(3)))
-    result = resolve_conflict(BASE, log(BASE, entry("p", f'"{EXPECTED}"')), main, PR, POLICY)
+    result = resolve_conflict(
+        BASE, log(BASE, entry("p", f'"{EXPECTED}"')), main, PR, POLICY, path="perf-changelog.yaml"
+    )
     assert result.data == log(main, entry("p", EXPECTED))
 
 
 def test_resolve_continuation_placeholder() -> None:
     main = log(BASE, entry("m", link(3)))
     block = entry("p").replace(b"  pr-link: XXX\n", b"  pr-link:\n    XXX\n")
-    result = resolve_conflict(BASE, log(BASE, block), main, PR, POLICY)
+    result = resolve_conflict(BASE, log(BASE, block), main, PR, POLICY, path="perf-changelog.yaml")
     assert result.ok
     assert result.data == log(main, block.replace(b"    XXX", b"    " + EXPECTED.encode()))
 
@@ -172,7 +183,7 @@ def test_resolve_keeps_an_addition_that_only_looks_like_history() -> None:
     """Dedupe only what main gained: the PR re-runs entry a's text; main never gained it."""
     main = log(BASE, entry("m", link(3)))
     pr_side = log(BASE, entry("a", "XXX"))
-    result = resolve_conflict(BASE, pr_side, main, PR, POLICY)
+    result = resolve_conflict(BASE, pr_side, main, PR, POLICY, path="perf-changelog.yaml")
     assert result.ok and result.dropped == ()
     assert result.data == log(main, entry("a", EXPECTED))
 
@@ -181,7 +192,7 @@ def test_resolve_drops_an_addition_main_already_gained() -> None:
     landed = entry("p1", link(PR))
     main = log(BASE, landed, entry("m", link(3)))
     pr_side = log(BASE, entry("p1"), entry("p2"))
-    result = resolve_conflict(BASE, pr_side, main, PR, POLICY)
+    result = resolve_conflict(BASE, pr_side, main, PR, POLICY, path="perf-changelog.yaml")
     assert result.ok
     assert result.dropped == (DroppedEntry(pr_entry=3, main_entry=3),)
     assert result.data == log(main, entry("p2", EXPECTED))
@@ -190,7 +201,7 @@ def test_resolve_drops_an_addition_main_already_gained() -> None:
 def test_resolve_refuses_when_everything_already_landed() -> None:
     main = log(BASE, entry("p1", link(PR)))
     pr_side = log(BASE, entry("p1"))
-    result = resolve_conflict(BASE, pr_side, main, PR, POLICY)
+    result = resolve_conflict(BASE, pr_side, main, PR, POLICY, path="perf-changelog.yaml")
     assert rules(result) == ["nothing-remaining"]
     problem = result.violations[0]
     assert (problem.code, problem.line, problem.source) == (
@@ -204,26 +215,32 @@ def test_resolve_refuses_when_everything_already_landed() -> None:
 
 def test_resolve_refuses_an_invalid_pr_change() -> None:
     pr_side = log(entry("a", link(1)), entry("new"), entry("b", link(2)))  # inserted mid-history
-    result = resolve_conflict(BASE, pr_side, log(BASE, entry("m", link(3))), PR, POLICY)
+    result = resolve_conflict(
+        BASE, pr_side, log(BASE, entry("m", link(3))), PR, POLICY, path="perf-changelog.yaml"
+    )
     assert [v.code for v in result.violations] == ["GOV302"]
     assert result.violations[0].line == 7
 
 
 def test_resolve_refuses_a_broken_main_side() -> None:
     main = log(BASE, entry("m", link(3))).replace(b"    - m", b"    - m\n  evals-only: maybe")
-    result = resolve_conflict(BASE, log(BASE, entry("p")), main, PR, POLICY)
+    result = resolve_conflict(
+        BASE, log(BASE, entry("p")), main, PR, POLICY, path="perf-changelog.yaml"
+    )
     assert not result.ok and {v.source for v in result.violations} == {"main"}
 
 
 def test_resolve_refuses_when_the_pr_changed_nothing() -> None:
-    result = resolve_conflict(BASE, BASE, log(BASE, entry("m", link(3))), PR, POLICY)
+    result = resolve_conflict(
+        BASE, BASE, log(BASE, entry("m", link(3))), PR, POLICY, path="perf-changelog.yaml"
+    )
     assert rules(result) == ["nothing-to-preserve"]
     assert result.violations[0].code == code_for("nothing-to-preserve")
 
 
 def test_resolve_when_the_file_is_new_on_both_sides() -> None:
     main = log(entry("m", link(3)))
-    result = resolve_conflict(None, log(entry("p")), main, PR, POLICY)
+    result = resolve_conflict(None, log(entry("p")), main, PR, POLICY, path="perf-changelog.yaml")
     assert result.data == log(main, entry("p", EXPECTED))
 
 
@@ -237,7 +254,7 @@ def corrected(data: bytes, old: int, new: int) -> bytes:
 def test_resolve_reapplies_corrections_on_main() -> None:
     pr_side = corrected(BASE, 1, 11)
     main = log(BASE, entry("m", link(3)))
-    result = resolve_conflict(BASE, pr_side, main, PR, POLICY)
+    result = resolve_conflict(BASE, pr_side, main, PR, POLICY, path="perf-changelog.yaml")
     assert result.ok
     assert result.data == corrected(main, 1, 11)
     assert result.rewrites == (LinkRewrite(1, 5, link(1), link(11)),)
@@ -247,14 +264,14 @@ def test_resolve_reapplies_corrections_on_main() -> None:
 def test_resolve_refuses_corrections_already_on_main() -> None:
     pr_side = corrected(BASE, 1, 11)
     main = log(pr_side, entry("m", link(3)))
-    result = resolve_conflict(BASE, pr_side, main, PR, POLICY)
+    result = resolve_conflict(BASE, pr_side, main, PR, POLICY, path="perf-changelog.yaml")
     assert rules(result) == ["corrections-already-on-main"]
 
 
 def test_resolve_refuses_a_conflicting_link_on_main() -> None:
     pr_side = corrected(BASE, 1, 11)
     main = corrected(BASE, 1, 12)
-    result = resolve_conflict(BASE, pr_side, main, PR, POLICY)
+    result = resolve_conflict(BASE, pr_side, main, PR, POLICY, path="perf-changelog.yaml")
     assert rules(result) == ["main-conflicting-link"]
     problem = result.violations[0]
     assert (problem.line, problem.column, problem.source) == (5, 12, "main")
@@ -263,7 +280,7 @@ def test_resolve_refuses_a_conflicting_link_on_main() -> None:
 def test_resolve_refuses_a_corrected_entry_main_changed() -> None:
     pr_side = corrected(BASE, 2, 12)
     main = BASE.replace(b'"change b"', b'"changed on main"')
-    result = resolve_conflict(BASE, pr_side, main, PR, POLICY)
+    result = resolve_conflict(BASE, pr_side, main, PR, POLICY, path="perf-changelog.yaml")
     assert rules(result) == ["main-changed-corrected"]
     assert result.violations[0].line == 7
 
@@ -271,7 +288,7 @@ def test_resolve_refuses_a_corrected_entry_main_changed() -> None:
 def test_resolve_refuses_a_corrected_entry_main_deleted() -> None:
     pr_side = corrected(BASE, 2, 12)
     main = entry("a", link(1))
-    result = resolve_conflict(BASE, pr_side, main, PR, POLICY)
+    result = resolve_conflict(BASE, pr_side, main, PR, POLICY, path="perf-changelog.yaml")
     assert rules(result) == ["main-missing-corrected"]
 
 
@@ -281,26 +298,28 @@ def test_resolve_refuses_a_corrected_entry_main_deleted() -> None:
 def test_driver_appends_ours_after_theirs_keeping_placeholders() -> None:
     theirs = log(BASE, entry("m", link(3)))
     ours = log(BASE, entry("p"))
-    result = merge_driver(BASE, ours, theirs, None, POLICY)
+    result = merge_driver(BASE, ours, theirs, None, POLICY, path="perf-changelog.yaml")
     assert result.ok and result.data == log(theirs, entry("p"))
 
 
 def test_driver_with_a_pr_number_writes_links() -> None:
     theirs = log(BASE, entry("m", link(3)))
-    result = merge_driver(BASE, log(BASE, entry("p")), theirs, PR, POLICY)
+    result = merge_driver(
+        BASE, log(BASE, entry("p")), theirs, PR, POLICY, path="perf-changelog.yaml"
+    )
     assert result.data == log(theirs, entry("p", EXPECTED))
 
 
 def test_driver_trivial_sides() -> None:
     ours = log(BASE, entry("p"))
-    assert merge_driver(BASE, ours, BASE, None, POLICY).data == ours
-    assert merge_driver(BASE, BASE, ours, None, POLICY).data == ours
+    assert merge_driver(BASE, ours, BASE, None, POLICY, path="perf-changelog.yaml").data == ours
+    assert merge_driver(BASE, BASE, ours, None, POLICY, path="perf-changelog.yaml").data == ours
 
 
 def test_driver_refuses_history_edits() -> None:
     theirs = log(BASE, entry("m", link(3)))
     ours = corrected(BASE, 1, 11)
-    result = merge_driver(BASE, ours, theirs, None, POLICY)
+    result = merge_driver(BASE, ours, theirs, None, POLICY, path="perf-changelog.yaml")
     assert rules(result) == ["driver-not-append-only"]
     assert (result.violations[0].line, result.violations[0].source) == (5, "ours")
     assert result.data == ours
@@ -308,7 +327,9 @@ def test_driver_refuses_history_edits() -> None:
 
 def test_driver_refuses_when_main_rewrote_history() -> None:
     theirs = log(entry("a", link(1)), entry("m", link(3)), entry("b", link(2)))
-    result = merge_driver(BASE, log(BASE, entry("p")), theirs, None, POLICY)
+    result = merge_driver(
+        BASE, log(BASE, entry("p")), theirs, None, POLICY, path="perf-changelog.yaml"
+    )
     assert rules(result) == ["driver-not-append-only"]
     assert result.violations[0].source == "theirs"
 
@@ -356,22 +377,29 @@ def test_resolving_independent_appends(
     base = log(*history)
     pr_side = log(*history, *(source for source, _ in additions))
     main = log(*history, *main_entries)
-    result = resolve_conflict(base, pr_side, main, PR, POLICY)
+    result = resolve_conflict(base, pr_side, main, PR, POLICY, path="perf-changelog.yaml")
     assert result.ok, result.violations
     assert result.data == main + b"\n" + log(*(canonical for _, canonical in additions))
     assert result.dropped == ()
-    assert check(main, result.data, POLICY, CheckMode.pr_mode(PR)).ok
+    assert check(main, result.data, POLICY, CheckMode.pr_mode(PR), path="perf-changelog.yaml").ok
     # The merge driver agrees (git calls it only when both sides changed),
     # and canonicalizing the result changes nothing.
     if main_entries:
-        assert merge_driver(base, pr_side, main, PR, POLICY).data == result.data
-    assert canonicalize(main, result.data, PR, POLICY).data == result.data
+        assert (
+            merge_driver(base, pr_side, main, PR, POLICY, path="perf-changelog.yaml").data
+            == result.data
+        )
+    assert (
+        canonicalize(main, result.data, PR, POLICY, path="perf-changelog.yaml").data == result.data
+    )
 
 
 def test_driver_drops_entries_main_already_gained() -> None:
     landed = entry("p", link(PR))
     theirs = log(BASE, landed)
-    result = merge_driver(BASE, log(BASE, entry("p")), theirs, PR, POLICY)
+    result = merge_driver(
+        BASE, log(BASE, entry("p")), theirs, PR, POLICY, path="perf-changelog.yaml"
+    )
     assert result.ok and result.data == theirs
     assert result.dropped == (DroppedEntry(pr_entry=3, main_entry=3),)
 
@@ -379,5 +407,5 @@ def test_driver_drops_entries_main_already_gained() -> None:
 def test_comment_after_a_placeholder_is_kept() -> None:
     """Only the value is spliced (the reference discarded the rest of the line)."""
     head = log(BASE, entry("c", "XXX  # filled in at merge"))
-    result = canonicalize(BASE, head, PR, POLICY)
+    result = canonicalize(BASE, head, PR, POLICY, path="perf-changelog.yaml")
     assert result.data == log(BASE, entry("c", f"{EXPECTED}  # filled in at merge"))

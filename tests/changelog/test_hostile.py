@@ -32,7 +32,9 @@ def appended(body: bytes) -> bytes:
 
 
 def findings(head: bytes) -> list[Violation]:
-    verdict = check(BASE, head, POLICY, CheckMode.pr_mode(5), trust_base=True)
+    verdict = check(
+        BASE, head, POLICY, CheckMode.pr_mode(5), trust_base=True, path="perf-changelog.yaml"
+    )
     assert not verdict.ok
     last_line = head.count(b"\n") + 1
     for v in verdict.violations:
@@ -43,7 +45,7 @@ def findings(head: bytes) -> list[Violation]:
 def plan_reads(head: bytes) -> list[Violation]:
     """What `gov plan` says about the same change (it reads the same blobs)."""
     with pytest.raises(FindingsError) as caught:
-        parse_additions(changelog_additions(BASE, head))
+        parse_additions(changelog_additions(BASE, head, path="perf-changelog.yaml"))
     return caught.value.violations
 
 
@@ -101,7 +103,9 @@ def test_values_that_crashed_the_constructor_are_located(
 def test_main_mode_long_pr_number_is_not_canonical() -> None:
     link = b"https://github.com/SemiAnalysisAI/InferenceX/pull/" + b"9" * 5000
     head = appended(b"  description: [d]\n  pr-link: " + link + b"\n")
-    verdict = check(BASE, head, POLICY, CheckMode.main(7), trust_base=True)
+    verdict = check(
+        BASE, head, POLICY, CheckMode.main(7), trust_base=True, path="perf-changelog.yaml"
+    )
     assert [v.code for v in verdict.violations] == ["GOV405"]
     assert len(verdict.violations[0].message) < 300
 
@@ -171,7 +175,10 @@ def test_unicode_line_separators_are_refused_by_check_plan_and_merge(separator: 
     found = findings(head)
     assert found[0].code == "GOV114" and (found[0].line, found[0].column) == (10, 15)
     assert plan_reads(head)[0].line == 10
-    assert canonicalize(BASE, head, 5, POLICY).violations[0].code == "GOV114"
+    assert (
+        canonicalize(BASE, head, 5, POLICY, path="perf-changelog.yaml").violations[0].code
+        == "GOV114"
+    )
 
 
 @pytest.mark.parametrize(
@@ -222,7 +229,7 @@ def test_rendering_is_linear_and_capped() -> None:
     violations = [
         Violation("GOV401", "pr-link-not-expected", "bad", "p", 5 * i + 5, 12) for i in range(8000)
     ]
-    verdict = check(BASE, BASE, POLICY, CheckMode.pr_mode(5))
+    verdict = check(BASE, BASE, POLICY, CheckMode.pr_mode(5), path="perf-changelog.yaml")
     verdict.violations = violations
     start = time.perf_counter()
     text = render_text(CheckResult(verdict, "b", "h", BASE, head))

@@ -17,13 +17,15 @@ BASE = log(*HISTORY)
 def test_an_inserted_entry_moves_to_the_end_with_its_bytes() -> None:
     new = entry("new")
     head = log(HISTORY[0], HISTORY[1], new, HISTORY[2], HISTORY[3])
-    assert not check(BASE, head, POLICY, CheckMode()).ok  # GOV302 as it stands
+    assert not check(
+        BASE, head, POLICY, CheckMode(), path="perf-changelog.yaml"
+    ).ok  # GOV302 as it stands
     repaired, moved = move_inserted(BASE, head)  # type: ignore[misc]
     assert repaired == log(BASE, new)
     assert [(m.line, m.new_line) for m in moved] == [
         (head[: head.index(new)].count(b"\n") + 1, BASE.count(b"\n") + 2)
     ]
-    assert check(BASE, repaired, POLICY, CheckMode()).ok
+    assert check(BASE, repaired, POLICY, CheckMode(), path="perf-changelog.yaml").ok
 
 
 def test_inserted_and_appended_entries_keep_their_order() -> None:
@@ -62,4 +64,4 @@ def test_property_any_insertion_repairs_to_base_plus_the_entries(
     repaired, moved = move_inserted(BASE, head)  # type: ignore[misc]
     assert repaired == log(BASE, *added, *tail)
     assert len(moved) == len(added)
-    assert check(BASE, repaired, POLICY, CheckMode()).ok
+    assert check(BASE, repaired, POLICY, CheckMode(), path="perf-changelog.yaml").ok

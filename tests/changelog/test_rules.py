@@ -19,7 +19,7 @@ BASE = (entry("a", LINK + "1") + "\n" + entry("b", LINK + "2")).encode()
 
 
 def codes(base: bytes | None, head: bytes, mode: CheckMode = CheckMode.pr_mode(7)) -> list[str]:
-    return [v.code for v in check(base, head, POLICY, mode).violations]
+    return [v.code for v in check(base, head, POLICY, mode, path="perf-changelog.yaml").violations]
 
 
 @pytest.mark.parametrize(
@@ -97,13 +97,18 @@ def codes(base: bytes | None, head: bytes, mode: CheckMode = CheckMode.pr_mode(7
 def test_rules(head: bytes, mode: CheckMode, expected: list[str]) -> None:
     assert codes(BASE, head, mode) == expected
     # The append-only fast path must reach the same verdict as a full parse.
-    fast = [v.code for v in check(BASE, head, POLICY, mode, trust_base=True).violations]
+    fast = [
+        v.code
+        for v in check(
+            BASE, head, POLICY, mode, trust_base=True, path="perf-changelog.yaml"
+        ).violations
+    ]
     assert fast == expected
 
 
 def test_insertion_in_the_middle_is_named_as_such() -> None:
     head = (entry("a", LINK + "1") + "\n" + entry() + "\n" + entry("b", LINK + "2")).encode()
-    (v,) = check(BASE, head, POLICY, CheckMode.pr_mode(7)).violations
+    (v,) = check(BASE, head, POLICY, CheckMode.pr_mode(7), path="perf-changelog.yaml").violations
     assert "inserted as entry 2" in v.message
     assert (v.line, v.column) == (7, 1)
     assert "end of the file" in v.hint
@@ -111,19 +116,19 @@ def test_insertion_in_the_middle_is_named_as_such() -> None:
 
 def test_modified_entry_points_at_the_first_differing_line() -> None:
     head = BASE.replace(b'"change b"', b'"changed b"')
-    (v,) = check(BASE, head, POLICY, CheckMode.pr_mode(7)).violations
+    (v,) = check(BASE, head, POLICY, CheckMode.pr_mode(7), path="perf-changelog.yaml").violations
     assert (v.line, v.column) == (10, 14)
 
 
 def test_separator_violation_points_at_the_separator() -> None:
     head = BASE + b"\n" + entry().encode() + entry("c").encode()
-    (v,) = check(BASE, head, POLICY, CheckMode.pr_mode(7)).violations
+    (v,) = check(BASE, head, POLICY, CheckMode.pr_mode(7), path="perf-changelog.yaml").violations
     assert v.line == 17  # the last line of the previous entry, where the empty line belongs
 
 
 def test_link_violation_points_at_the_value() -> None:
     head = BASE + b"\n" + entry(link="PLACEHOLDER").encode()
-    (v,) = check(BASE, head, POLICY, CheckMode.pr_mode(7)).violations
+    (v,) = check(BASE, head, POLICY, CheckMode.pr_mode(7), path="perf-changelog.yaml").violations
     assert (v.line, v.column) == (17, 12)
     assert "pr-link: XXX" in v.hint
 
@@ -136,27 +141,34 @@ def test_repository_setting_is_honoured_everywhere() -> None:
     # The reference hard-codes the repository in validation; gov uses the setting.
     policy = LinkPolicy(repository="acme/bench")
     head = BASE + b"\n" + entry(link="https://github.com/acme/bench/pull/7").encode()
-    assert check(BASE, head, policy, CheckMode.pr_mode(7)).ok
+    assert check(BASE, head, policy, CheckMode.pr_mode(7), path="perf-changelog.yaml").ok
     wrong = BASE + b"\n" + entry(link=LINK + "7").encode()
-    assert not check(BASE, wrong, policy, CheckMode.pr_mode(7)).ok
+    assert not check(BASE, wrong, policy, CheckMode.pr_mode(7), path="perf-changelog.yaml").ok
 
 
 def test_config_keys_resolve_with_wildcards_and_suggestions() -> None:
     known = KnownKeys(["dsv4-fp8-mi300x-vllm", "dsv4-fp8-mi300x-vllm-mtp", "a", "b"], "configs")
     head = BASE + b"\n" + entry("dsv4-fp8-mi300x-*").encode()
-    verdict = check(BASE, head, POLICY, CheckMode.pr_mode(7), known_keys=known)
+    verdict = check(
+        BASE, head, POLICY, CheckMode.pr_mode(7), known_keys=known, path="perf-changelog.yaml"
+    )
     assert verdict.ok and verdict.config_keys == [
         "dsv4-fp8-mi300x-vllm",
         "dsv4-fp8-mi300x-vllm-mtp",
     ]
 
     head = BASE + b"\n" + entry("dsv4-fp8-mi300x-sglang").encode()
-    (v,) = check(BASE, head, POLICY, CheckMode.pr_mode(7), known_keys=known).violations
+    (v,) = check(
+        BASE, head, POLICY, CheckMode.pr_mode(7), known_keys=known, path="perf-changelog.yaml"
+    ).violations
     assert (
         v.code == "GOV501" and "`dsv4-fp8-mi300x-vllm`" in v.hint and (v.line, v.column) == (14, 7)
     )
 
     head = BASE + b"\n" + entry("qwen*").encode()
     assert [
-        v.code for v in check(BASE, head, POLICY, CheckMode.pr_mode(7), known_keys=known).violations
+        v.code
+        for v in check(
+            BASE, head, POLICY, CheckMode.pr_mode(7), known_keys=known, path="perf-changelog.yaml"
+        ).violations
     ] == ["GOV502"]

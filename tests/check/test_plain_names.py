@@ -196,7 +196,11 @@ def test_gov_plan_refuses_to_select_rows_by_a_look_alike_key() -> None:
     lines = ENTRY.format(key=SPOOF, text='"x"').strip("\n").split("\n")
     additions = Additions(CHANGELOG, tuple(lines), tuple(range(100, 100 + len(lines))))
     with pytest.raises(MatrixError) as refused:
-        plan_additions(additions, catalog, PlanOptions(base_ref="a", head_ref="b"))
+        plan_additions(
+            additions,
+            catalog,
+            PlanOptions(base_ref="a", head_ref="b", changelog_path="perf-changelog.yaml"),
+        )
     (found,) = refused.value.violations
     assert (found.code, found.line, found.column) == ("GOV503", 101, 7 + len("dsr1-fp8-mi300x-sgl"))
     assert f"'{REAL}'" in found.message
@@ -215,7 +219,7 @@ def test_the_pure_check_names_the_key_and_matches_a_spoofed_wildcard() -> None:
     known = KnownKeys([REAL, "dsr1-fp8-mi300x-sglang-mtp"], AMD)
     policy = LinkPolicy()
     head = appended("dsr1-fp8-mi300x-sgl\u0430ng*")
-    verdict = check(BASE, head, policy, CheckMode(), known_keys=known)
+    verdict = check(BASE, head, policy, CheckMode(), known_keys=known, path="perf-changelog.yaml")
     (found,) = verdict.violations
     assert found.code == "GOV503" and (found.line, found.column) == (8, 26)
     assert f"'{REAL}' or 'dsr1-fp8-mi300x-sglang-mtp'" in found.message
@@ -224,7 +228,14 @@ def test_the_pure_check_names_the_key_and_matches_a_spoofed_wildcard() -> None:
 @given(st.from_regex(r"[a-z0-9][a-z0-9._-]{0,40}", fullmatch=True))
 def test_an_ascii_key_never_trips_the_rule(key: str) -> None:
     policy = LinkPolicy()
-    verdict = check(BASE, appended(key), policy, CheckMode(), known_keys=KnownKeys([key]))
+    verdict = check(
+        BASE,
+        appended(key),
+        policy,
+        CheckMode(),
+        known_keys=KnownKeys([key]),
+        path="perf-changelog.yaml",
+    )
     assert not [v for v in verdict.violations if v.code == "GOV503"]
     assert verdict.warnings == []
 

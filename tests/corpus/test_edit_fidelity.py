@@ -231,7 +231,7 @@ def run_pipeline(
     base, head, main = blobs(row["merge_base"]), blobs(row["branch_head"]), blobs(row["main_head"])
     assert base is not None and head is not None and main is not None
 
-    early = canonicalize(base, head, number, POLICY)
+    early = canonicalize(base, head, number, POLICY, path="perf-changelog.yaml")
     golden = block["pr_canonicalize"]
     explain = g11_explains(golden, head) or g12_explains(golden, base, head)
     compare(tally, branch, (pipeline, "pr_canonicalize"), early, golden, explain)
@@ -239,7 +239,7 @@ def run_pipeline(
     merged: bytes | None = None
     upstream: str | None = None  # a disagreement at resolve carries over to canonicalize
     if row["merge"]["status"] == "changelog-conflict":
-        resolved = resolve_conflict(base, head, main, number, POLICY)
+        resolved = resolve_conflict(base, head, main, number, POLICY, path="perf-changelog.yaml")
         golden = block["resolve"]
         explain = g10_explains(golden, resolved) or g11_explains(golden, head)
         upstream = compare(tally, branch, (pipeline, "resolve"), resolved, golden, explain)
@@ -250,7 +250,11 @@ def run_pipeline(
     golden = block["canonicalize"]
     if merged is None and golden is None:
         return  # neither side got this far
-    late = canonicalize(main, merged, number, POLICY) if merged is not None else None
+    late = (
+        canonicalize(main, merged, number, POLICY, path="perf-changelog.yaml")
+        if merged is not None
+        else None
+    )
     if golden is None or late is None:
         # One side stopped at resolve: that disagreement, already recorded,
         # is the reason; there is nothing of its own to compare here.
@@ -311,7 +315,7 @@ def test_g10_historical_lookalike_is_kept(blobs: Blobs) -> None:
     lookalike = with_link(history.block(history.entries[208]), b"XXX")
     pr_side = main + b"\n" + lookalike
     main_side = main + b"\n" + NEW_ENTRY
-    result = resolve_conflict(main, pr_side, main_side, 4242, POLICY)
+    result = resolve_conflict(main, pr_side, main_side, 4242, POLICY, path="perf-changelog.yaml")
     assert result.ok, result.violations
     assert result.dropped == ()
     canonical = with_link(lookalike, POLICY.expected(4242).encode())
@@ -326,7 +330,7 @@ def test_g11_continuation_placeholder_is_rewritten(blobs: Blobs) -> None:
     assert main is not None
     entry = NEW_ENTRY.replace(b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/99998",
                               b"  pr-link:\n    XXX")  # fmt: skip
-    result = canonicalize(main, main + b"\n" + entry, 4242, POLICY)
+    result = canonicalize(main, main + b"\n" + entry, 4242, POLICY, path="perf-changelog.yaml")
     assert result.ok, result.violations
     assert result.data.endswith(b"  pr-link:\n    " + POLICY.expected(4242).encode() + b"\n")
     assert [(r.old, r.new) for r in result.rewrites] == [("XXX", POLICY.expected(4242))]

@@ -79,7 +79,14 @@ def test_pr_time_check_matches_pr_branches(
             inferred = golden["inferred"]
             runs.append(("own N     ", inferred["pr_number"], inferred["pr_check"]))
         for label, number, reference in runs:
-            verdict = check(base, head, policy, CheckMode.pr_mode(number), trust_base=trust_base)
+            verdict = check(
+                base,
+                head,
+                policy,
+                CheckMode.pr_mode(number),
+                trust_base=trust_base,
+                path="perf-changelog.yaml",
+            )
             table[f"{label}: " + classify(reference["ok"], verdict)] += 1
     # links name the real PRs; one more reference rejection is the GOV316 repair
     assert table["synthetic N: agree: reject"] >= 369

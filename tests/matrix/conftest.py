@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from governance.core.blockcache import BlockCache
-from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog
+from governance.matrix.catalog import Catalog
 from governance.matrix.masterfile import SourceFile
+from tests.harness import MASTER_FILES, RUNNER_FILE
 
 from .corpus import git_show
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from governance.matrix.catalog import MASTER_FILES, RUNNER_FILE, Catalog, SourceFile
-from tests.harness import CORPUS
+from governance.matrix.catalog import Catalog, SourceFile
+from tests.harness import CORPUS, MASTER_FILES, RUNNER_FILE
 
 GOLDENS = CORPUS / "goldens" / "matrix"
 BUNDLE = CORPUS / "inferencex.bundle"

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from governance.core import yamlsafe
-from governance.matrix.catalog import MASTER_FILES, Catalog, SourceFile
+from governance.matrix.catalog import Catalog, SourceFile
 from governance.matrix.expand import EvalMode, generate
+from tests.harness import MASTER_FILES, RUNNER_FILE
 
 from .corpus import GOLDENS, git_show
 
@@ -55,7 +56,7 @@ def test_block_split_parse_equals_whole_file_parse(corpus_repo: Path) -> None:
     for path in MASTER_FILES:
         data = git_show(corpus_repo, "main", path)
         assert data is not None
-        catalog = Catalog([SourceFile(path, data)])
+        catalog = Catalog([SourceFile(path, data)], SourceFile(RUNNER_FILE, None))
         whole = yamlsafe.load(data.decode("utf-8"))
         assert catalog.keys == list(whole)
         assert {key: catalog.raw(key) for key in catalog.keys} == whole

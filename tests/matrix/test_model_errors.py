@@ -12,16 +12,12 @@ from governance.core import yamlsafe
 from governance.core.blockcache import BlockCache
 from governance.core.diagnostics import Violation
 from governance.matrix.additions import Additions
-from governance.matrix.catalog import (
-    AMD_MASTER,
-    NVIDIA_MASTER,
-    RUNNER_FILE,
-    Catalog,
-)
+from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError
 from governance.matrix.expand import EvalMode, generate
 from governance.matrix.masterfile import SourceFile
 from governance.matrix.plan import PlanOptions, history, plan_violations
+from tests.harness import AMD_MASTER, NVIDIA_MASTER, RUNNER_FILE
 
 RUNNERS = textwrap.dedent(
     """\
@@ -314,7 +310,7 @@ def appended(text: str, first_line: int = 1) -> Additions:
     )
 
 
-OPTIONS = PlanOptions(base_ref="base", head_ref="head")
+OPTIONS = PlanOptions(base_ref="base", head_ref="head", changelog_path="perf-changelog.yaml")
 
 
 def test_plan_violations_are_located_in_the_changelog() -> None:

@@ -62,7 +62,11 @@ def test_rows_json_and_text() -> None:
 
 
 def test_plan_renderers_and_unrun_sequence_length_warning() -> None:
-    result = build_plan((None, CHANGELOG), catalog(), PlanOptions(base_ref="B", head_ref="H"))
+    result = build_plan(
+        (None, CHANGELOG),
+        catalog(),
+        PlanOptions(base_ref="B", head_ref="H", changelog_path="perf-changelog.yaml"),
+    )
     assert list(result.document["single_node"]) == ["1024_8192", "8k1k"]
     assert [w.code for w in result.warnings] == ["GOV550"]
     assert "1024_8192" in result.warnings[0].message

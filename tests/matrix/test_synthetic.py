@@ -24,13 +24,14 @@ from typing import Any
 
 import pytest
 
-from governance.matrix.additions import CHANGELOG_FILE
 from governance.matrix.errors import MatrixError
 from governance.matrix.expand import EvalMode, eval_mode_from_flags, generate
 from governance.matrix.plan import PlanOptions, PlanResult, build_plan
 from governance.matrix.row_builder import Filters
 
 from .corpus import GOLDENS, catalog_from_texts, load_json
+
+CHANGELOG_FILE = "perf-changelog.yaml"  # the path the reference cases name
 
 GENERATOR_CASES: list[dict[str, Any]] = (
     load_json(GOLDENS / "synthetic" / "generator-cases.json")
@@ -152,6 +153,7 @@ def run_processor_case(case: dict[str, Any]) -> PlanResult:
     options = PlanOptions(
         base_ref="BASE",
         head_ref="HEAD",
+        changelog_path=CHANGELOG_FILE,
         trim_conc="--trim-conc" in case["flags"],
         evals_only="--evals-only" in case["flags"],
         all_evals="--all-evals" in case["flags"],
