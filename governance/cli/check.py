@@ -142,7 +142,9 @@ def check(
     )
     # Settings from the base revision, never from the change being judged.
     warn_unknown_variables()
-    settings, base, label = check_settings(repo, options, main_branch_name(repo, main_branch), flags)
+    settings, base, label = check_settings(
+        repo, options, main_branch_name(repo, main_branch), flags
+    )
     settings = add_ignored(settings, ignore)
     options = replace(options, resolved_base=(base, label))
     if fix:
