@@ -62,19 +62,22 @@ def open_forge(
     sleep: Callable[[float], None] | None = None,
 ) -> Forge:
     """The forge for `kind`. GitHub's token comes from `token`, else from
-    GH_TOKEN / GITHUB_TOKEN in `env` (default: the process environment)."""
+    GH_TOKEN / GITHUB_TOKEN in `env` (default: the process environment), and
+    its API root from `base_url`, else `GITHUB_API_URL` in `env`, else api.github.com."""
     if kind == "local":
         from governance.forge.local import LocalForge
 
         return LocalForge(repo, main_branch=main_branch, repository_slug=repository_slug)
     if kind == "github":
-        from governance.forge.github import DEFAULT_BASE_URL, GitHubForge
+        import os
+
+        from governance.forge.github import GitHubForge, api_root
         from governance.forge.tokens import token_from_env
 
         return GitHubForge(
             repository_slug,
             token=token or token_from_env(env),
-            base_url=base_url or DEFAULT_BASE_URL,
+            base_url=base_url or api_root(os.environ if env is None else env),
             sleep=sleep or time.sleep,
         )
     raise ForgeError(f"unknown forge kind {kind!r}", "use --forge local or --forge github")

@@ -9,9 +9,9 @@ case a server or a transport exception echoes it back. Transport bounds
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -39,6 +39,37 @@ from governance.forge.rest import (  # noqa: F401 (GitHubHTTPError re-exported)
 from governance.forge.tokens import clean_token, redact, token_from_env  # noqa: F401 (re-exported)
 
 DEFAULT_BASE_URL = "https://api.github.com"
+API_URL_VARIABLE = "GITHUB_API_URL"  # what GitHub Actions sets (GitHub Enterprise Server: its own)
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+def api_root(env: Mapping[str, str]) -> str:
+    """The REST API root: `GITHUB_API_URL` when set (Actions sets it; a GitHub
+    Enterprise Server's is `https://HOST/api/v3`), else api.github.com. The
+    token travels with every request, so the root must be https, or plain
+    http on this machine's loopback (a local test server); it carries no
+    credentials, query or fragment."""
+    raw = env.get(API_URL_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_BASE_URL
+    parts = urlsplit(raw)
+    plain_ok = parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK
+    problem = (
+        "it is not an absolute http(s) URL"
+        if parts.scheme not in ("http", "https") or not parts.hostname
+        else "plain http would send the token unencrypted (allowed only to 127.0.0.1/localhost)"
+        if parts.scheme == "http" and not plain_ok
+        else "it carries credentials, a query or a fragment"
+        if parts.username or parts.password or parts.query or parts.fragment
+        else ""
+    )
+    if problem:
+        raise ForgeError(
+            f"{API_URL_VARIABLE}={raw!r}: {problem}",
+            f"set {API_URL_VARIABLE} to the API root, e.g. https://github.example.com/api/v3, "
+            "or unset it for api.github.com",
+        )
+    return raw.rstrip("/")
 
 
 class GitHubForge(Forge):
