@@ -1,4 +1,4 @@
-"""`gov results compare`: what a PR's rows measured, beside main's newest results."""
+"""`gov results compare` and `gov results publish`: what the launched rows measured, beside main, and out to the results database."""
 
 import sys
 from enum import StrEnum
@@ -7,8 +7,16 @@ from typing import Annotated
 
 import typer
 
-from governance.cli.common import err, format_option, guarded, open_repo
-from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
+from governance.cli.common import (
+    TextOrJson,
+    emit,
+    emit_json,
+    err,
+    format_option,
+    guarded,
+    open_repo,
+)
+from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 
 results_app = typer.Typer(
     help="Read the results the launched rows left, and compare them with main.",
@@ -74,4 +82,57 @@ def compare(
             f"gov launch --plan PLAN.json --pr {pr}"
         )
         raise typer.Exit(EXIT_FINDINGS)
+    raise typer.Exit(EXIT_OK)
+
+
+@results_app.command("publish")
+@guarded
+def publish(
+    commit: Annotated[
+        str | None,
+        typer.Option("--commit", help="A landed commit of main whose results to publish."),
+    ] = None,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed", help="Publish again every commit whose publish failed or never ended."
+        ),
+    ] = False,
+    output: Annotated[TextOrJson, format_option()] = TextOrJson.text,
+) -> None:
+    """Write the results recorded for a landed commit to the results database
+    (`results-database`: SQLite under .git/gov by default, or PostgreSQL), once per row."""
+    from governance.core.diagnostics import UsageError
+    from governance.results.publish import publish_commit
+    from governance.results.publish import retry_failed as retry
+
+    if (commit is None) == (not retry_failed):
+        raise UsageError(
+            "name a commit (--commit SHA) or --retry-failed, not both",
+            "e.g. gov results publish --commit main",
+        )
+    repo, settings = open_repo()
+    done = retry(repo, settings) if retry_failed else [publish_commit(repo, settings, commit or "")]
+    if output is TextOrJson.json:
+        emit_json([item.to_dict() for item in done])
+    else:
+        if retry_failed and not done:
+            emit("nothing to retry: every publish finished")
+        for item in done:
+            status = "published" if item.ok else "NOT published"
+            emit(
+                f"{item.commit[:10]} -> {item.database}: {status}; {item.rows} row(s), "
+                f"{item.inserted} new"
+            )
+            for why in item.refused:
+                emit(f"  refused: {why}")
+            if item.error:
+                emit(f"  error: {item.error}")
+    failed = [item for item in done if not item.ok]
+    if failed:
+        err(
+            f"gov: {len(failed)} commit(s) not published: gov vouches for every row or publishes none\n"
+            "  hint: fix the cause above, then: gov results publish --retry-failed"
+        )
+        raise typer.Exit(EXIT_FINDINGS if any(i.refused for i in failed) else EXIT_USAGE)
     raise typer.Exit(EXIT_OK)

@@ -3,6 +3,7 @@
 * `diagnostics` - findings (`Violation`), `GovError` and the exit codes.
 * `codes`       - the table of finding codes and their messages.
 * `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings` (from a revision or the worktree).
+* `settings_coerce` - each setting's type (bool, list, table, checked string) from a file or a variable.
 * `settings_values` - each settings value validated when read (paths, templates, patterns).
 * `layout`      - where a revision keeps the changelog, master configs and runner file (moves followed).
 * `settings_faults` - settings files that do not load, as a located finding (GOV802).
@@ -16,6 +17,7 @@
 * `fingerprint` - content identities of plan rows: recipe fingerprints, eval recipes, git blob ids.
 * `atomic`      - write a file so that readers see the old bytes or the new ones.
 * `blockcache`  - content-addressed cache of parsed blocks under `.git/gov/`.
+* `crash`       - test-only crash points (GOV_TEST_CRASH_AFTER) for the kill tests.
 * `locks`       - kernel locks (flock) under `.git/gov/locks/` that die with their process.
 * `state`       - the `.git/gov/` layout (forge, ledger, results, caches, journals, locks) and the one SQLite helper.
 """

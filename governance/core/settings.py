@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from governance.core import settings_values
-from governance.core.codes import ignorable_codes
 from governance.core.diagnostics import UsageError
 from governance.core.layout import Layout
 from governance.core.links import (
@@ -25,6 +24,7 @@ from governance.core.links import (
     DEFAULT_REPOSITORY,
     LinkPolicy,
 )
+from governance.core.settings_coerce import coerce
 from governance.core.suggest import did_you_mean
 
 
@@ -65,6 +65,10 @@ class Settings:
     harness_change: str = "reuse"
     # `gov results compare`: a relative change past this many percent is flagged.
     results_threshold: str = "5"
+    # `gov results publish`: "" (SQLite under .git/gov), a file path, or a
+    # postgresql:// URL (no password in it: PGPASSWORD); publish-on-merge: after landing.
+    results_database: str = ""
+    publish_on_merge: bool = False
     # Stricter-than-reference codes this repository phases in (docs/rules.md).
     ignore: tuple[str, ...] = ()
     # Former ORG/NAMEs of the repository: links to them are history only
@@ -98,16 +102,6 @@ class Settings:
         return int(last)
 
 
-_LIST_KEYS = {
-    "master_configs",
-    "placeholders",
-    "sweep_labels",
-    "ignore",
-    "former_repositories",
-    "harness_inputs",
-}
-_TABLE_KEYS = {"script_names"}
-_BOOL_KEYS = {"sweep_on_merge", "preflight_warnings_fail"}
 _NOT_KEYS = {"source", "repository_from"}
 KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings) if f.name not in _NOT_KEYS}
 # GOV_* variables that are not settings: what gov hands a launch script, the
@@ -131,115 +125,6 @@ def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
     ]
 
 
-_SLUG = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-
-
-def _coerce(key: str, value: Any, where: str) -> Any:
-    name = KEYS[key]
-    if name in _TABLE_KEYS:
-        return _coerce_table(key, value, where)
-    if name in _BOOL_KEYS:
-        if isinstance(value, str) and value.strip().lower() in ("true", "1", "false", "0"):
-            value = value.strip().lower() in ("true", "1")
-        if not isinstance(value, bool):
-            raise UsageError(f"{where}: `{key}` must be true or false", f"e.g. {key} = true")
-        return value
-    if name in _LIST_KEYS:
-        if isinstance(value, str):  # from the environment: one rule for every list
-            value = _list_from_text(key, value, where)
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise UsageError(
-                f"{where}: `{key}` must be a list of strings", f'e.g. {key} = ["a", "b"]'
-            )
-        if name == "ignore":
-            return ignorable_codes(value, where)
-        if name == "former_repositories":
-            for slug in value:
-                if not _SLUG.fullmatch(slug):
-                    raise UsageError(
-                        f"{where}: `{key}`: '{slug}' is not ORG/NAME",
-                        f'e.g. {key} = ["InferenceMAX/InferenceMAX"]',
-                    )
-        return tuple(value)
-    if name == "sweep_preflight":
-        text = str(value).strip().lower() if isinstance(value, (str, bool)) else ""
-        text = {"1": "true", "0": "false"}.get(text, text)
-        if text not in ("auto", "true", "false"):
-            raise UsageError(
-                f"{where}: `{key}` must be auto, true or false", f'e.g. {key} = "auto"'
-            )
-        return text
-    if name == "harness_change":
-        text = value.strip().lower() if isinstance(value, str) else ""
-        if text not in ("reuse", "rerun"):
-            raise UsageError(f"{where}: `{key}` must be reuse or rerun", f'e.g. {key} = "rerun"')
-        return text
-    if name == "results_threshold":
-        try:
-            number = float(value) if isinstance(value, (str, int, float)) else -1.0
-        except ValueError:
-            number = -1.0
-        if not 0 <= number < 1e6:
-            raise UsageError(
-                f"{where}: `{key}` must be a percentage (a number >= 0)", f"e.g. {key} = 5"
-            )
-        return str(number)
-    if not isinstance(value, str) or not value:
-        raise UsageError(f"{where}: `{key}` must be a non-empty string", f'e.g. {key} = "..."')
-    if name == "repository" and not _SLUG.fullmatch(value):
-        raise UsageError(
-            f"{where}: `{key}`: '{value}' is not ORG/NAME", f'e.g. {key} = "{DEFAULT_REPOSITORY}"'
-        )
-    return value
-
-
-def _list_from_text(key: str, text: str, where: str) -> list[str]:
-    """A list written as text (a `GOV_*` variable): a TOML/JSON array of
-    strings when it starts with `[`, else comma-separated values."""
-    if not text.strip().startswith("["):
-        return [part.strip() for part in text.split(",") if part.strip()]
-    import tomllib
-
-    try:
-        value = tomllib.loads(f"v = {text.strip()}")["v"]
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(
-            f"{where}: `{key}` is not an array of strings: {exc}",
-            f'e.g. {key}=\'["a.yaml", "b.yaml"]\' or {key}=a.yaml,b.yaml',
-        ) from exc
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UsageError(
-            f"{where}: `{key}` must be an array of strings", f'e.g. {key}=\'["a.yaml", "b.yaml"]\''
-        )
-    return value
-
-
-def _coerce_table(key: str, value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """A TOML table of lists of strings (from the environment: the same as JSON)."""
-    if isinstance(value, str):
-        import json
-
-        try:
-            value = json.loads(value)
-        except ValueError:
-            value = None
-    example = f'e.g. [tool.gov.{key}] mi300x = ["single_node/{{scenario}}/{{model}}_x.sh"]'
-    if not isinstance(value, dict) or not value:
-        raise UsageError(f"{where}: `{key}` must be a table of lists of strings", example)
-    out = []
-    for glob, templates in value.items():
-        if (
-            not isinstance(templates, list)
-            or not templates
-            or not all(isinstance(t, str) and t for t in templates)
-        ):
-            raise UsageError(
-                f"{where}: `{key}.{glob}` must be a non-empty list of strings", example
-            )
-        out.append((str(glob), tuple(templates)))
-    return tuple(out)
-
-
 def _apply(settings: Settings, values: Mapping[str, Any], where: str) -> Settings:
     changes: dict[str, Any] = {}
     for key, value in values.items():
@@ -247,7 +132,7 @@ def _apply(settings: Settings, values: Mapping[str, Any], where: str) -> Setting
             hint = did_you_mean(key, KEYS, limit=1) or "known keys: " + ", ".join(KEYS)
             raise UsageError(f"{where}: unknown setting `{key}`", hint)
         changes[KEYS[key]] = settings_values.validate(
-            KEYS[key], _coerce(key, value, where), key, where
+            KEYS[key], coerce(KEYS[key], key, value, where), key, where
         )
     return replace(settings, **changes)
 

@@ -5,6 +5,8 @@ one SQLite helper its databases share.
 .git/gov/
   forge.sqlite3        the embedded forge (pull requests, labels, checks)
   runs.sqlite3         the run ledger (one row per launched or reused plan row)
+  results.sqlite3      the results database `gov results publish` writes (unless
+                       `results-database` names another file or a PostgreSQL server)
   results/             sweep results (unless the `results` setting moves them): one folder
                        per run, runs/<launch token>/<job key>/ (sweeps/runfiles.py)
   matrix-cache/        parsed master-config blocks, keyed by content
@@ -45,6 +47,10 @@ class StateLayout:
     @property
     def runs_db(self) -> Path:
         return self.root / "runs.sqlite3"
+
+    @property
+    def results_db(self) -> Path:
+        return self.root / "results.sqlite3"
 
     @property
     def results(self) -> Path:

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from governance.core.atomic import write_atomically
+from governance.core.crash import crash_point
 from governance.core.diagnostics import UsageError
 from governance.core.state import StateLayout
-
-# Test-only: SIGKILL this process right after the journal records this step
-# (see docs/prepare-merge.md, "Crash testing"). Never set it in real use.
-CRASH_ENV = "GOV_TEST_CRASH_AFTER"
 
 JOURNAL_VERSION = 1
 
@@ -124,9 +120,3 @@ def record(path: Path, journal: Journal, step: str) -> None:
     journal.steps.append(step)
     save(path, journal)
     crash_point(step)
-
-
-def crash_point(step: str) -> None:
-    """Test-only: die here, like a power cut, when GOV_TEST_CRASH_AFTER names `step`."""
-    if os.environ.get(CRASH_ENV) == step:
-        os.kill(os.getpid(), signal.SIGKILL)

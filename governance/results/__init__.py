@@ -6,4 +6,6 @@
 * `service` - the ledger and each run's own verified files -> a comparison (`gov results compare`).
 * `render`  - a comparison as text, markdown or JSON.
 * `html`    - a comparison as a self-contained HTML page with plotly charts.
+* `database` - the results database (SQLite or PostgreSQL): schema, migrations, idempotent insert.
+* `publish` - a landed commit's verified rows from the ledger into the results database.
 """

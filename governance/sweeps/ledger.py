@@ -30,8 +30,8 @@ from governance.sweeps.runfiles import RunFile
 
 # 2: commit_runs. 3: run_files and run_identity (a v2 file gains the tables
 # when opened; its runs have neither digests nor identities, so they are no
-# reuse sources).
-SCHEMA_VERSION = 3
+# reuse sources). 4: publications (`gov results publish`).
+SCHEMA_VERSION = 4
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -76,6 +76,17 @@ CREATE TABLE IF NOT EXISTS run_identity (
     harness     TEXT NOT NULL      -- JSON {path: git blob id} of the files the row ran
 );
 CREATE INDEX IF NOT EXISTS run_identity_recipe ON run_identity (recipe);
+-- Where each landed commit's results were published (docs/results.md, 'Publishing').
+CREATE TABLE IF NOT EXISTS publications (
+    commit_sha  TEXT NOT NULL,
+    target      TEXT NOT NULL,     -- the database's label (never a credential)
+    state       TEXT NOT NULL,     -- pending | published | failed
+    rows        INTEGER NOT NULL DEFAULT 0,
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    detail      TEXT NOT NULL DEFAULT '',
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (commit_sha, target)
+);
 """
 COLUMNS = [
     "id",
@@ -312,6 +323,60 @@ class Ledger:
         if rows:
             return [(str(row[0]), _ledger_run(row[1:])) for row in rows]
         return [("measured", run) for run in self._select("WHERE r.commit_sha = ?", (commit,))]
+
+
+@dataclass(frozen=True, slots=True)
+class Publication:
+    """A landed commit's publish state for one results database."""
+
+    commit_sha: str
+    target: str
+    state: str  # pending | published | failed
+    rows: int
+    attempts: int
+    detail: str
+    updated_at: str
+
+
+class Publications:
+    """The `publications` table: a publish is `pending` before the database is
+    written and `published` or `failed` after, so a killed publish stays
+    pending and `--retry-failed` takes it up again."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._store = ledger._store
+
+    def mark(self, commit: str, target: str, state: str, at: str, *, rows: int = 0,
+             detail: str = "") -> None:  # fmt: skip
+        attempt = 1 if state == "pending" else 0
+        with self._store.connect(write=True) as conn:
+            conn.execute(
+                "INSERT INTO publications (commit_sha, target, state, rows, attempts, detail, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (commit_sha, target) DO "
+                "UPDATE SET state = excluded.state, rows = excluded.rows, attempts = "
+                "publications.attempts + excluded.attempts, detail = excluded.detail, "
+                "updated_at = excluded.updated_at",
+                (commit, target, state, rows, attempt, detail, at),
+            )
+
+    def unfinished(self, target: str) -> list[Publication]:
+        """Publishes to `target` that failed or never finished, oldest first."""
+        with self._store.connect(write=False) as conn:
+            found = conn.execute(
+                "SELECT commit_sha, target, state, rows, attempts, detail, updated_at FROM "
+                "publications WHERE target = ? AND state != 'published' ORDER BY updated_at",
+                (target,),
+            ).fetchall()
+        return [Publication(*tuple(row)) for row in found]
+
+    def of(self, commit: str) -> list[Publication]:
+        with self._store.connect(write=False) as conn:
+            found = conn.execute(
+                "SELECT commit_sha, target, state, rows, attempts, detail, updated_at FROM "
+                "publications WHERE commit_sha = ? ORDER BY target",
+                (commit,),
+            ).fetchall()
+        return [Publication(*tuple(row)) for row in found]
 
 
 def _ledger_run(row: Sequence[object]) -> LedgerRun:

@@ -184,6 +184,9 @@ def test_every_command_reads_the_configured_layout(
     assert "refused" not in landed.stdout, landed.stdout
     final = repo.show(MAIN, CHANGELOG).decode()
     assert final.endswith(f"/pull/{PR}\n") and KEY in final.rsplit("- config-keys:", 1)[1]
+    # Landed without a sweep: the ledger (in the configured results folder) has no runs for it.
+    unpublished = gov("results", "publish", "--commit", MAIN, expect=2)
+    assert "records no results" in unpublished.stderr, unpublished.stderr
 
     missing = registered_commands() - gov.ran - NOT_REPOSITORY_COMMANDS
     assert not missing, f"commands this walk never ran: {sorted(missing)}"

@@ -15,7 +15,7 @@ from governance.git.repo import GitRepo
 from governance.matrix.sources import plan_between
 from governance.merge.sweep_service import sweep_after_merge
 from governance.sweeps import runfiles
-from governance.sweeps.ledger import Ledger, NewRun
+from governance.sweeps.ledger import SCHEMA_VERSION, Ledger, NewRun
 from governance.sweeps.reuse import Reason, ReuseMode
 from governance.sweeps.runfiles import (
     MAX_HASHED_BYTES,
@@ -196,7 +196,7 @@ def test_a_v2_ledger_is_migrated_and_its_runs_are_no_reuse_sources(
     assert {d.reason for d in throughput} == {Reason.RESULTS_UNVERIFIABLE}
     assert all(d.detail.endswith(NO_DIGESTS) for d in throughput)
     check = sqlite3.connect(path)
-    assert check.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     tables = {r[0] for r in check.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "run_files" in tables
     assert check.execute("SELECT count(*) FROM runs").fetchone()[0] == len(rows)

@@ -1,0 +1,133 @@
+"""Each setting's type: a value from a settings file or a `GOV_*` variable
+coerced to a bool, a list, a table or a checked string (settings_values then
+checks what the value means: paths, templates, patterns)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from governance.core.codes import ignorable_codes
+from governance.core.diagnostics import UsageError
+from governance.core.links import DEFAULT_REPOSITORY
+
+# Settings by kind (field names); every other setting is a non-empty string.
+LIST_KEYS = {
+    "master_configs",
+    "placeholders",
+    "sweep_labels",
+    "ignore",
+    "former_repositories",
+    "harness_inputs",
+}
+TABLE_KEYS = {"script_names"}
+BOOL_KEYS = {"sweep_on_merge", "preflight_warnings_fail", "publish_on_merge"}
+
+_SLUG = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def coerce(name: str, key: str, value: Any, where: str) -> Any:
+    """`value` (from a settings file or a `GOV_*` variable) as the type of
+    setting `name` (`key` is how the user spelled it, for messages)."""
+    if name in TABLE_KEYS:
+        return _coerce_table(key, value, where)
+    if name in BOOL_KEYS:
+        if isinstance(value, str) and value.strip().lower() in ("true", "1", "false", "0"):
+            value = value.strip().lower() in ("true", "1")
+        if not isinstance(value, bool):
+            raise UsageError(f"{where}: `{key}` must be true or false", f"e.g. {key} = true")
+        return value
+    if name in LIST_KEYS:
+        if isinstance(value, str):  # from the environment: one rule for every list
+            value = _list_from_text(key, value, where)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(
+                f"{where}: `{key}` must be a list of strings", f'e.g. {key} = ["a", "b"]'
+            )
+        if name == "ignore":
+            return ignorable_codes(value, where)
+        if name == "former_repositories":
+            for slug in value:
+                if not _SLUG.fullmatch(slug):
+                    raise UsageError(
+                        f"{where}: `{key}`: '{slug}' is not ORG/NAME",
+                        f'e.g. {key} = ["InferenceMAX/InferenceMAX"]',
+                    )
+        return tuple(value)
+    if name == "sweep_preflight":
+        text = str(value).strip().lower() if isinstance(value, (str, bool)) else ""
+        text = {"1": "true", "0": "false"}.get(text, text)
+        if text not in ("auto", "true", "false"):
+            raise UsageError(
+                f"{where}: `{key}` must be auto, true or false", f'e.g. {key} = "auto"'
+            )
+        return text
+    if name == "harness_change":
+        text = value.strip().lower() if isinstance(value, str) else ""
+        if text not in ("reuse", "rerun"):
+            raise UsageError(f"{where}: `{key}` must be reuse or rerun", f'e.g. {key} = "rerun"')
+        return text
+    if name == "results_threshold":
+        try:
+            number = float(value) if isinstance(value, (str, int, float)) else -1.0
+        except ValueError:
+            number = -1.0
+        if not 0 <= number < 1e6:
+            raise UsageError(
+                f"{where}: `{key}` must be a percentage (a number >= 0)", f"e.g. {key} = 5"
+            )
+        return str(number)
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"{where}: `{key}` must be a non-empty string", f'e.g. {key} = "..."')
+    if name == "repository" and not _SLUG.fullmatch(value):
+        raise UsageError(
+            f"{where}: `{key}`: '{value}' is not ORG/NAME", f'e.g. {key} = "{DEFAULT_REPOSITORY}"'
+        )
+    return value
+
+
+def _list_from_text(key: str, text: str, where: str) -> list[str]:
+    """A list written as text (a `GOV_*` variable): a TOML/JSON array of
+    strings when it starts with `[`, else comma-separated values."""
+    if not text.strip().startswith("["):
+        return [part.strip() for part in text.split(",") if part.strip()]
+    import tomllib
+
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(
+            f"{where}: `{key}` is not an array of strings: {exc}",
+            f'e.g. {key}=\'["a.yaml", "b.yaml"]\' or {key}=a.yaml,b.yaml',
+        ) from exc
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(
+            f"{where}: `{key}` must be an array of strings", f'e.g. {key}=\'["a.yaml", "b.yaml"]\''
+        )
+    return value
+
+
+def _coerce_table(key: str, value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A TOML table of lists of strings (from the environment: the same as JSON)."""
+    if isinstance(value, str):
+        import json
+
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = None
+    example = f'e.g. [tool.gov.{key}] mi300x = ["single_node/{{scenario}}/{{model}}_x.sh"]'
+    if not isinstance(value, dict) or not value:
+        raise UsageError(f"{where}: `{key}` must be a table of lists of strings", example)
+    out = []
+    for glob, templates in value.items():
+        if (
+            not isinstance(templates, list)
+            or not templates
+            or not all(isinstance(t, str) and t for t in templates)
+        ):
+            raise UsageError(
+                f"{where}: `{key}.{glob}` must be a non-empty list of strings", example
+            )
+        out.append((str(glob), tuple(templates)))
+    return tuple(out)
