@@ -130,7 +130,12 @@ class SweepAfterMerge:
                 rows = ledger.carry(prepared, merged)
         except (GovError, sqlite3.Error) as exc:
             return f"; the run ledger was not updated ({exc})"
-        return f"; {rows} result row(s) recorded for it in the run ledger"
+        note = f"; {rows} result row(s) recorded for it in the run ledger"
+        if rows and self.settings.publish_on_merge:
+            from governance.results.publish import publish_landed
+
+            note += publish_landed(self.repo, self.settings, merged)
+        return note
 
     def _pr_touched(self, request: SweepRequest) -> frozenset[str] | None:
         """What the PR's own commits changed, each commit counted (a helper

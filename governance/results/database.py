@@ -227,6 +227,16 @@ def _reason(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+def _sqlite(path: Path) -> sqlite3.Connection:
+    """Connect, creating the folder first (on first use, so opening never
+    fails and a refusal is recorded under the database's label)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise sqlite3.OperationalError(f"cannot create {path.parent}: {exc.strerror}") from None
+    return sqlite3.connect(path, timeout=30.0)
+
+
 def is_url(target: str) -> bool:
     return target.startswith(("postgresql://", "postgres://"))
 
@@ -236,13 +246,7 @@ def open_results_database(target: str, default: Path, root: Path) -> ResultsData
     `default`), a file path (SQLite, relative to `root`), or a PostgreSQL URL."""
     if not is_url(target):
         path = default if not target else (root / target)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise DatabaseError(f"cannot create {path.parent}: {exc.strerror}") from None
-        return ResultsDatabase(
-            str(path), lambda: sqlite3.connect(path, timeout=30.0), "?", "sqlite"
-        )
+        return ResultsDatabase(str(path), lambda: _sqlite(path), "?", "sqlite")
     parts = urlsplit(target)
     if parts.password is not None:
         raise DatabaseError(

@@ -112,6 +112,27 @@ def publish_commit(repo: GitRepo, settings: Settings, revision: str) -> Publishe
     return outcome
 
 
+def publish_landed(repo: GitRepo, settings: Settings, merged: str) -> str:
+    """`publish-on-merge`: publish the commit a merge just landed; a note for
+    the land step. The merge stands whatever this says: a publish that fails
+    is recorded as failed (so `--retry-failed` takes it up) and reported."""
+    try:
+        done = publish_commit(repo, settings, merged)
+    except GovError as exc:  # e.g. the commit is not on main here yet
+        paths = sweep_paths(repo.root, repo.git_dir, settings)
+        try:
+            label = results_database(repo, settings).label
+            with Ledger(paths.ledger) as ledger:
+                Publications(ledger).mark(merged, label, "failed", _now(), detail=exc.message)
+        except GovError:
+            pass  # nothing to record it in: the note below still says so
+        return f"; not published ({exc.message}): gov results publish --retry-failed"
+    if not done.ok:
+        why = done.error or "; ".join(done.refused)
+        return f"; not published to {done.database} ({why}): gov results publish --retry-failed"
+    return f"; published {done.rows} row(s) to {done.database}"
+
+
 def retry_failed(repo: GitRepo, settings: Settings) -> list[Published]:
     """Publish again every commit whose publish to this database failed or never finished."""
     paths = sweep_paths(repo.root, repo.git_dir, settings)

@@ -19,16 +19,21 @@ LANDED_PR = 5
 
 @pytest.fixture
 def landed(sweep_repo: Repo) -> Repo:
-    repo = sweep_repo
+    land_with_sweep(sweep_repo)
+    return sweep_repo
+
+
+def land_with_sweep(repo: Repo, env: dict[str, str] | None = None) -> str:
+    """PR #5 appends an entry and lands through prepare-merge --sweep; its stdout."""
     repo.configure_identity()
     repo.git("checkout", "-q", "-b", "pr")
     append_entry(repo, "dsr1-fp8-mi300x-sglang")
     repo.git("checkout", "-q", "main")
     opened = run_gov("pr", "open", "--number", str(LANDED_PR), "--branch", "pr", cwd=repo.path)
     assert opened.exit_code == 0, opened.stderr
-    done = run_gov("prepare-merge", "--pr", str(LANDED_PR), "--sweep", cwd=repo.path)
+    done = run_gov("prepare-merge", "--pr", str(LANDED_PR), "--sweep", cwd=repo.path, env=env)
     assert done.exit_code == 0, done.stdout + done.stderr
-    return repo
+    return done.stdout
 
 
 def ledger_rows(repo: Repo) -> dict[str, str]:

@@ -12,7 +12,7 @@ import pytest
 from governance.git.repo import GitRepo
 from governance.sweeps.ledger import Ledger, Publications
 from tests.harness import Repo, run_gov, run_process
-from tests.results.conftest import LANDED_PR, gov_exe, ledger_rows
+from tests.results.conftest import LANDED_PR, gov_exe, land_with_sweep, ledger_rows
 
 
 def database(repo: Repo) -> Path:
@@ -102,3 +102,34 @@ def test_publish_needs_a_commit_or_retry_and_a_url_without_a_password(landed: Re
     )  # fmt: skip
     assert refused.exit_code == 2 and "carries a password" in refused.stderr
     assert secret not in refused.stdout + refused.stderr
+
+
+def test_publish_on_merge_publishes_what_lands_and_a_failure_waits_for_retry(
+    sweep_repo: Repo, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the database's folder should be\n")
+    out = land_with_sweep(
+        sweep_repo,
+        env={"GOV_PUBLISH_ON_MERGE": "true", "GOV_RESULTS_DATABASE": str(blocked / "r.sqlite3")},
+    )
+    assert "squash-merged as" in out and "not published to " in out, out
+    assert "gov results publish --retry-failed" in out
+    assert states(sweep_repo) == ["failed"]  # landed all the same; the publish waits
+    env = {"GOV_RESULTS_DATABASE": str(blocked / "r.sqlite3")}
+    still = run_gov("results", "publish", "--retry-failed", cwd=sweep_repo.path, env=env)
+    assert still.exit_code == 2 and "cannot create" in still.stdout + still.stderr
+    blocked.unlink()  # the operator fixes the cause
+    retried = run_gov("results", "publish", "--retry-failed", cwd=sweep_repo.path, env=env)
+    assert retried.exit_code == 0, retried.stdout + retried.stderr
+    with sqlite3.connect(blocked / "r.sqlite3") as conn:
+        keys = {row[0] for row in conn.execute("SELECT job_key FROM results")}
+    assert keys == set(ledger_rows(sweep_repo)) and states(sweep_repo) == ["published"]
+
+
+def test_publish_on_merge_to_the_default_database(sweep_repo: Repo) -> None:
+    out = land_with_sweep(sweep_repo, env={"GOV_PUBLISH_ON_MERGE": "true"})
+    rows = ledger_rows(sweep_repo)
+    assert f"published {len(rows)} row(s) to " in out, out
+    assert {r["job_key"] for r in published(sweep_repo)} == set(rows)
+    assert states(sweep_repo) == ["published"]
