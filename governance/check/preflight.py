@@ -15,18 +15,17 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from governance.check.scripts_folder import scripts_folder
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.core.settings import Settings
 from governance.git.repo import GitRepo
-from governance.git.snapshot import UnsafeTreePath, write_folder
+from governance.git.snapshot import UnsafeTreePath
 
 if TYPE_CHECKING:
     from governance.changelog.rules import Verdict
@@ -92,32 +91,6 @@ def scripts_exist(repo: GitRepo, settings: Settings, commit: str | None) -> bool
     return bool(repo.tree_files(commit, settings.scripts))
 
 
-@contextmanager
-def _snapshot(
-    repo: GitRepo, settings: Settings, commit: str | None
-) -> Iterator[tuple[Path, dict[str, bytes], dict[str, bool], list[UnsafeTreePath]]]:
-    """(folder, path -> bytes, path -> executable, refused tree entries) of the
-    scripts folder as judged: the commit's tree written to a temporary folder
-    (`governance.git.snapshot`, which refuses entries leaving it), or the working tree."""
-    prefix = settings.scripts.rstrip("/")
-    if commit is None:
-        root = repo.root / prefix
-        files, modes = {}, {}
-        for file in sorted(root.rglob("*")) if root.is_dir() else []:
-            if file.is_file() and not file.is_symlink():
-                path = f"{prefix}/{file.relative_to(root).as_posix()}"
-                files[path] = file.read_bytes()
-                modes[path] = os.access(file, os.X_OK)
-        yield root, files, modes, []
-        return
-    temp = Path(tempfile.mkdtemp(prefix="gov-preflight-"))
-    try:
-        written = write_folder(repo, commit, prefix, temp)
-        yield temp, written.files, written.modes, written.refused
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
-
-
 def _unsafe_entry(refused: UnsafeTreePath) -> Violation:
     return violation(
         "GOV714",
@@ -149,10 +122,12 @@ def run_preflight(
     single = [row for row in rows if not row.is_multinode]
     result.skipped_multinode = len(rows) - len(single)
     prefix = settings.scripts.rstrip("/")
-    with _snapshot(repo, settings, head_commit) as (folder, files, modes, refused):
-        result.violations += [_unsafe_entry(entry) for entry in refused]
+    with scripts_folder(repo, settings, head_commit) as snapshot:
+        folder, files, modes = snapshot.folder, snapshot.files, snapshot.modes
+        result.violations += [_unsafe_entry(entry) for entry in snapshot.refused]
         paths = SweepPaths(folder, folder / ".results", folder / ".ledger", folder)
         resolver = resolver_for(paths, settings)
+        resolver.listing, resolver.materialize = snapshot.listing, snapshot.materialize
         resolved = resolve_rows(single, resolver, paths.results, machine="preflight", build=False)
         real_root = folder.resolve()
         scripts: dict[str, int] = {}
@@ -169,8 +144,10 @@ def run_preflight(
             data = files.get(path, b"")
             result.files[path] = data
             result.violations += _runnable(path, data, modes.get(path, False))
-            result.violations += _syntax(path, folder / path[len(prefix) + 1 :], data)
-        changed = _changed(repo, base_commit, prefix, files) if tracked else frozenset()
+            result.violations += _syntax(path, snapshot.on_disk(path, prefix), data)
+        changed = (
+            _changed(repo, base_commit, prefix, files, snapshot.blobs) if tracked else frozenset()
+        )
         result.warnings, result.scanned = _flag_warnings(files, result.scripts, changed)
     result.violations = _dedupe(result.violations)
     return result
@@ -285,7 +262,11 @@ def _syntax(path: str, file: Path, data: bytes) -> list[Violation]:
 
 
 def _changed(
-    repo: GitRepo, base_commit: str, prefix: str, files: Mapping[str, bytes]
+    repo: GitRepo,
+    base_commit: str,
+    prefix: str,
+    files: Mapping[str, bytes],
+    blobs: Mapping[str, str] | None,
 ) -> frozenset[str]:
     """Scripts the change adds or edits: they do not vouch for each other."""
     import hashlib
@@ -293,7 +274,10 @@ def _changed(
     base = repo.tree_files(base_commit, prefix)
     out = set()
     for path, data in files.items():
-        blob = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+        blob = blobs.get(path) if blobs is not None else None
+        if blob is None:
+            header = b"blob %d\0" % len(data)
+            blob = hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
         if base.get(path, ("", ""))[1] != blob:
             out.add(path)
     return frozenset(out)
@@ -302,16 +286,17 @@ def _changed(
 def _flag_warnings(
     files: Mapping[str, bytes], checked: list[str], changed: frozenset[str]
 ) -> tuple[list[Violation], int]:
-    from governance.sweeps.shellscan import build_index, flag_warnings
+    from governance.sweeps.shellscan import flag_uses, flag_warnings, focused_index
 
     scripts = {p: d for p, d in files.items() if p.endswith(".sh") and len(d) <= MAX_SCRIPT_BYTES}
-    index = build_index(scripts)
+    reviewed = {path: flag_uses(scripts[path]) for path in checked if path in scripts}
+    index = focused_index(scripts, reviewed, changed)
     out = []
     for path in checked:
         data = scripts.get(path)
         if data is None:
             continue
-        for found in flag_warnings(data, index, changed | {path}):
+        for found in flag_warnings(data, index, changed | {path}, reviewed[path]):
             out.append(
                 violation(
                     "GOV713",

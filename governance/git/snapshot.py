@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from governance.git.repo import GitRepo
 
-_SYMLINK_MODE = "120000"
-_EXECUTABLE_MODE = "100755"
+SYMLINK_MODE = "120000"
+EXECUTABLE_MODE = "100755"
 
 
 class UnsafeTreePath(ValueError):
@@ -33,7 +33,7 @@ class UnsafeTreePath(ValueError):
         self.reason = reason
 
 
-def _component_problem(part: str) -> str:
+def component_problem(part: str) -> str:
     if part == "":
         return "an empty path component"
     if part in (".", ".."):
@@ -53,7 +53,7 @@ def inside(root: Path, path: str) -> Path:
         raise UnsafeTreePath(path, "an absolute path")
     parts = path.split("/")
     for part in parts:
-        problem = _component_problem(part)
+        problem = component_problem(part)
         if problem:
             raise UnsafeTreePath(path, problem)
     current = root
@@ -85,7 +85,7 @@ def write_folder(repo: GitRepo, commit: str, folder: str, dest: Path) -> Snapsho
     prefix = folder.rstrip("/")
     out = Snapshot()
     entries = sorted(
-        repo.tree_files(commit, prefix).items(), key=lambda item: item[1][0] == _SYMLINK_MODE
+        repo.tree_files(commit, prefix).items(), key=lambda item: item[1][0] == SYMLINK_MODE
     )
     for path, (mode, blob) in entries:
         try:
@@ -96,18 +96,18 @@ def write_folder(repo: GitRepo, commit: str, folder: str, dest: Path) -> Snapsho
             out.refused.append(UnsafeTreePath(path, exc.reason))
             continue
         data = repo.read_blob_by_id(blob)
-        if mode == _SYMLINK_MODE:  # the resolver refuses one leaving the folder
+        if mode == SYMLINK_MODE:  # the resolver refuses one leaving the folder
             target.symlink_to(data.decode("utf-8", "replace"))
             continue
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         try:
-            fd = os.open(target, flags, 0o755 if mode == _EXECUTABLE_MODE else 0o644)
+            fd = os.open(target, flags, 0o755 if mode == EXECUTABLE_MODE else 0o644)
         except FileExistsError:  # a repeated entry name
             out.refused.append(UnsafeTreePath(path, "a repeated tree entry"))
             continue
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.chmod(target, 0o755 if mode == _EXECUTABLE_MODE else 0o644)
+        os.chmod(target, 0o755 if mode == EXECUTABLE_MODE else 0o644)
         out.files[path] = data
-        out.modes[path] = mode == _EXECUTABLE_MODE
+        out.modes[path] = mode == EXECUTABLE_MODE
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -118,6 +118,13 @@ class Resolution:
         return not self.problem
 
 
+def _plain_path(relative: str) -> bool:
+    """A relative path that names itself (no `.`, `..` or empty component)."""
+    return not relative.startswith("/") and all(
+        part not in ("", ".", "..") for part in relative.split("/")
+    )
+
+
 @dataclass(slots=True)
 class ScriptResolver:
     """Resolves rows to scripts below `root`, refusing anything outside it.
@@ -129,6 +136,12 @@ class ScriptResolver:
     table: Sequence[tuple[str, Sequence[str]]] = DEFAULT_SCRIPT_NAMES
     multinode: Sequence[MultiNodeRule] = DEFAULT_MULTINODE_RULES
     recipe_prefix: str = "benchmarks/"
+    # The folder's regular files (paths below `root`) when it is known to hold
+    # no symlink: existence is then a lookup, and no file needs to be on disk.
+    listing: frozenset[str] | None = None
+    # Writes the folder to disk (the listing is then dropped): asked for a
+    # path the listing cannot answer exactly (a `.` or `..` in it).
+    materialize: Callable[[], None] | None = None
     _real_root: Path = field(init=False)
     # candidate -> its real path (None: absent); rows share few scripts
     _cache: dict[str, Path | None] = field(init=False, default_factory=dict)
@@ -150,8 +163,16 @@ class ScriptResolver:
 
     def _real(self, relative: str) -> Path | None:
         if relative not in self._cache:
-            candidate = self.root / relative
-            self._cache[relative] = candidate.resolve() if candidate.is_file() else None
+            if self.listing is not None and not _plain_path(relative):
+                if self.materialize is not None:
+                    self.materialize()
+                self.listing = None
+            if self.listing is not None:
+                found = relative in self.listing
+                self._cache[relative] = self._real_root / relative if found else None
+            else:
+                candidate = self.root / relative
+                self._cache[relative] = candidate.resolve() if candidate.is_file() else None
         return self._cache[relative]
 
     def _first(self, templates: Sequence[str], tokens: Mapping[str, str], rule: str) -> Resolution:

@@ -215,6 +215,69 @@ def build_index(scripts: Mapping[str, bytes]) -> FlagIndex:
     return index
 
 
+# What the lexer removes from inside a word: quotes, backslashes, line continuations.
+_GAP = rb"""(?:['"\\]|\\\n)*"""
+
+
+def _spelling(text: str, flag: bool) -> bytes:
+    """A pattern of the raw bytes a word of `text` can be written as (with quotes,
+    escapes and continuations between its characters); a flag's `-` also as `_`."""
+    parts = []
+    for char in text:
+        if flag and char == "-":
+            parts.append(rb"[-_]")
+        else:
+            parts.append(re.escape(char.encode()))
+    return _GAP.join(parts)
+
+
+def _could_hold(patterns: Iterable[bytes]) -> Callable[[bytes], bool]:
+    """Could a script's bytes hold a word matching one of `patterns`? Non-ASCII
+    text always could (case folding maps some characters onto ASCII letters)."""
+    found = list(patterns)
+    if not found:
+        return lambda _data: False
+    regex = re.compile(b"|".join(found), re.IGNORECASE)
+    return lambda data: not data.isascii() or regex.search(data) is not None
+
+
+def focused_index(
+    scripts: Mapping[str, bytes], reviewed: Mapping[str, Sequence[FlagUse]], changed: frozenset[str]
+) -> FlagIndex:
+    """The index `flag_warnings` gets for the `reviewed` scripts' uses (each
+    excluding itself and `changed`), built from only the scripts that can answer:
+    first those that could hold one of the uses' (flag, value) pairs, then, for
+    the uses another engine has, those that could spell the flag at all
+    (`share_values`, `engine_values`). Every question then gets the answer the
+    index of all `scripts` gives; the rest are never tokenized."""
+    uses_of: dict[str, list[FlagUse]] = {}
+
+    def index_of(paths: Iterable[str]) -> FlagIndex:
+        index = FlagIndex()
+        for path in sorted(paths):
+            if path not in uses_of:
+                uses_of[path] = flag_uses(scripts[path])
+            index.add(path, uses_of[path])
+        return index
+
+    asked = [(path, use) for path, uses in reviewed.items() for use in uses]
+    asked = [(path, use) for path, use in asked if worth_checking(use.value)]
+    holds_value = _could_hold(_spelling(use.value, False) for _path, use in asked)
+    spells_flag = _could_hold(_spelling(use.flag, True) for _path, use in asked)
+    first = {p for p, data in scripts.items() if holds_value(data) and spells_flag(data)}
+    index = index_of(first)
+    wide = {
+        use.flag
+        for path, use in asked
+        if not index.seen(use.engine, use.flag, use.value, changed | {path})
+        and index.others(use.engine, use.flag, use.value, changed | {path})
+    }
+    if not wide:
+        return index
+    spelled = _could_hold(_spelling(flag, True) for flag in wide)
+    return index_of(first | {p for p, data in scripts.items() if spelled(data)})
+
+
 @dataclass(frozen=True, slots=True)
 class FlagWarning:
     use: FlagUse
@@ -242,12 +305,16 @@ class FlagWarning:
 
 
 def flag_warnings(
-    data: bytes, index: FlagIndex, exclude: frozenset[str] = frozenset()
+    data: bytes,
+    index: FlagIndex,
+    exclude: frozenset[str] = frozenset(),
+    uses: Sequence[FlagUse] | None = None,
 ) -> list[FlagWarning]:
     """The suspicious flag values of one script, against `index` minus the
-    scripts in `exclude` (the script itself and whatever else is under review)."""
+    scripts in `exclude` (the script itself and whatever else is under review);
+    `uses`: the script's `flag_uses` when the caller has them already."""
     out = []
-    for use in flag_uses(data):
+    for use in flag_uses(data) if uses is None else uses:
         if not worth_checking(use.value):
             continue
         if index.seen(use.engine, use.flag, use.value, exclude):

@@ -153,3 +153,28 @@ def test_a_scripts_folder_outside_the_repository_is_read_from_disk(
     code, out = check(repo, env={"GOV_SCRIPTS": str(outside)})
     assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV711"]
     assert out["violations"][0]["path"].startswith(str(outside))
+
+
+def test_only_the_reached_scripts_are_written_yet_findings_stay_the_same(repo: Repo) -> None:
+    """The folder is looked up in the commit's listing and only the reached
+    scripts are written; a symlink in the folder (the listing cannot answer
+    for it) or a template with a `./` (materialized on demand) take the full
+    write. The findings are the same on every path."""
+    broken = "#!/usr/bin/env bash\nif true; then\n"
+    repo.commit("entry", **{SCRIPT.replace("/", "__"): broken})
+    looked_up = check(repo)
+    assert looked_up[0] == 1 and [v["code"] for v in looked_up[1]["violations"]] == ["GOV711"]
+    assert looked_up[1]["preflight"]["scripts"] == [SCRIPT]
+
+    (repo.path / "benchmarks" / "alias.sh").symlink_to("single_node/fixed_seq_len/other_vllm.sh")
+    repo.commit("a symlink in the scripts folder")
+    linked = check(repo)
+    for key in ("violations", "warnings", "preflight"):
+        assert linked[1][key] == looked_up[1][key], key
+
+    (repo.path / "benchmarks" / "alias.sh").unlink()
+    repo.commit("no symlink")
+    dotted_names = {"*": ["./{node}/{scenario}/{model}_{precision}_{hw}.sh"]}
+    dotted = check(repo, env={"GOV_SCRIPT_NAMES": json.dumps(dotted_names)})
+    assert dotted[0] == 1 and [v["code"] for v in dotted[1]["violations"]] == ["GOV711"]
+    assert dotted[1]["violations"] == looked_up[1]["violations"]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governance.sweeps.shellscan import build_index, flag_uses, flag_warnings
+from governance.sweeps.shellscan import build_index, flag_uses, flag_warnings, focused_index
 from governance.sweeps.shellwords import commands
+from tests.harness import clone_scripts_bundle
 
 
 def uses(text: str) -> list[tuple[str, str, str, int, int]]:
@@ -90,3 +92,70 @@ def test_any_text_is_scanned_without_error_and_in_place(parts: list[str]) -> Non
     for use in flag_uses(text.encode()):
         lines = text.split("\n")
         assert 1 <= use.line <= len(lines) and 1 <= use.column <= len(lines[use.line - 1]) + 1
+
+
+# -- the focused index answers every question as the index of all scripts does --------
+
+ENGINES = ["vllm serve", "sglang serve", "python3 -m sglang.launch_server", "trtllm-serve"]
+FLAGS = [
+    "--quantization",
+    "--Quant_ization",
+    '--quant"ization"',
+    "--kv-cache-dtype",
+    "--kv_cache_dtype",
+]
+VALUES = [
+    *["fp8", '"fp8"', "f\\p8", "'fp'8", "fp\\\n8", "FP8", "é8"],  # one value, spelled many ways
+    *["int4", "awq", "gptq", "bf16", "modelopt_fp4"],  # values other scripts share or not
+]
+
+
+def _warnings(data: bytes, index: object, exclude: frozenset[str]) -> list[tuple[object, ...]]:
+    found = flag_warnings(data, index, exclude)  # type: ignore[arg-type]
+    return [(w.use, w.other_engine, w.other_places, w.engine_values) for w in found]
+
+
+def _same_answers(scripts: dict[str, bytes], checked: list[str], changed: frozenset[str]) -> None:
+    every = build_index(scripts)
+    reviewed = {path: flag_uses(scripts[path]) for path in checked}
+    focused = focused_index(scripts, reviewed, changed)
+    for path in checked:
+        exclude = changed | {path}
+        assert _warnings(scripts[path], focused, exclude) == _warnings(
+            scripts[path], every, exclude
+        ), path
+
+
+script_text = st.lists(
+    st.tuples(st.sampled_from(ENGINES), st.sampled_from(FLAGS), st.sampled_from(VALUES)),
+    min_size=1,
+    max_size=3,
+).map(lambda lines: "".join(f"{e} {f} {v} --port 8000\n" for e, f, v in lines))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(script_text, min_size=1, max_size=10),
+    st.data(),
+)
+def test_the_focused_index_gives_every_script_the_warnings_of_the_full_index(
+    texts: list[str], data: st.DataObject
+) -> None:
+    scripts = {f"s{k}.sh": text.encode() for k, text in enumerate(texts)}
+    checked = data.draw(
+        st.lists(st.sampled_from(sorted(scripts)), min_size=1, max_size=2, unique=True)
+    )
+    changed = frozenset(data.draw(st.lists(st.sampled_from(sorted(scripts)), unique=True)))
+    _same_answers(scripts, checked, changed)
+
+
+def test_the_focused_index_on_the_real_scripts(tmp_path_factory: pytest.TempPathFactory) -> None:
+    clone = clone_scripts_bundle(tmp_path_factory)
+    scripts = {
+        path.relative_to(clone).as_posix(): path.read_bytes()
+        for path in sorted((clone / "benchmarks").rglob("*.sh"))
+    }
+    assert len(scripts) > 100
+    sample = sorted(scripts)[::9]  # every ninth: each engine and folder, in a few seconds
+    for path in sample:
+        _same_answers(scripts, [path], frozenset())

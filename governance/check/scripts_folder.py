@@ -1,0 +1,114 @@
+"""The scripts folder as the preflight judges it: a commit's, or the working tree's.
+
+A commit's folder is looked up in its listing and only the scripts the rows
+reach are written to a temporary folder (`bash -n` reads a file), when the
+listing answers "does this path exist" exactly: no symlink and no entry that
+`governance.git.snapshot.write_folder` would refuse. Otherwise, or when the
+resolver asks for a path with a `.` in it, the whole folder is written, as
+before, so the findings never depend on which way was taken.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from governance.core.settings import Settings
+from governance.git.repo import GitRepo
+from governance.git.snapshot import (
+    EXECUTABLE_MODE,
+    SYMLINK_MODE,
+    UnsafeTreePath,
+    component_problem,
+    inside,
+    write_folder,
+)
+
+
+@dataclass(slots=True)
+class ScriptsFolder:
+    """The scripts folder as judged. `files`/`modes`: every regular file's
+    bytes and executable bit; `blobs`: their blob ids (a commit's folder);
+    `listing`: the paths below `folder` when a lookup answers "does it exist"
+    exactly (no symlink, no entry write_folder would refuse), so only the
+    scripts the rows reach are written (`materialize` writes the rest)."""
+
+    folder: Path
+    files: dict[str, bytes]
+    modes: dict[str, bool]
+    refused: list[UnsafeTreePath] = field(default_factory=list)
+    blobs: dict[str, str] | None = None
+    listing: frozenset[str] | None = None
+    materialize: Callable[[], None] | None = None
+
+    def on_disk(self, path: str, prefix: str) -> Path:
+        """`path` (a repository path of a regular file) written below `folder` if not yet."""
+        target = self.folder / path[len(prefix) + 1 :]
+        if self.listing is not None and not target.exists():
+            target = inside(self.folder, path[len(prefix) + 1 :])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(self.files[path])
+            target.chmod(0o755 if self.modes[path] else 0o644)
+        return target
+
+
+def _lookup_is_exact(entries: Mapping[str, tuple[str, str]], prefix: str) -> bool:
+    """Would `write_folder` write every entry as a plain file, refusing none?
+    (No symlink, every component plain, no file where another needs a folder.)"""
+    folders: set[str] = set()
+    for path, (mode, _blob) in entries.items():
+        if mode == SYMLINK_MODE:
+            return False
+        parts = path[len(prefix) + 1 :].split("/")
+        if any(component_problem(part) for part in parts):
+            return False
+        folders.update("/".join(parts[:k]) for k in range(1, len(parts)))
+    return not any(path[len(prefix) + 1 :] in folders for path in entries)
+
+
+@contextmanager
+def scripts_folder(
+    repo: GitRepo, settings: Settings, commit: str | None
+) -> Iterator[ScriptsFolder]:
+    """The scripts folder as judged: the commit's tree (`governance.git.snapshot`
+    refuses entries leaving the folder) in a temporary folder, or the working tree."""
+    prefix = settings.scripts.rstrip("/")
+    if commit is None:
+        root = repo.root / prefix
+        files, modes = {}, {}
+        for file in sorted(root.rglob("*")) if root.is_dir() else []:
+            if file.is_file() and not file.is_symlink():
+                path = f"{prefix}/{file.relative_to(root).as_posix()}"
+                files[path] = file.read_bytes()
+                modes[path] = os.access(file, os.X_OK)
+        yield ScriptsFolder(root, files, modes)
+        return
+    temp = Path(tempfile.mkdtemp(prefix="gov-preflight-"))
+    try:
+        entries = repo.tree_files(commit, prefix)
+        if not _lookup_is_exact(entries, prefix):
+            written = write_folder(repo, commit, prefix, temp)
+            yield ScriptsFolder(temp, written.files, written.modes, written.refused)
+            return
+        scripts = ScriptsFolder(
+            temp,
+            {path: repo.read_blob_by_id(blob) for path, (_mode, blob) in entries.items()},
+            {path: mode == EXECUTABLE_MODE for path, (mode, _blob) in entries.items()},
+            blobs={path: blob for path, (_mode, blob) in entries.items()},
+            listing=frozenset(path[len(prefix) + 1 :] for path in entries),
+        )
+
+        def materialize() -> None:
+            for path in scripts.files:
+                scripts.on_disk(path, prefix)
+            scripts.listing = None
+
+        scripts.materialize = materialize
+        yield scripts
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
