@@ -15,6 +15,10 @@ import re
 from dataclasses import dataclass, field
 
 _ASSIGN_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=$")
+# Characters a word (or a double-quoted string) takes as they are: every
+# character the loops below treat specially is excluded.
+_PLAIN = re.compile(r"""[^ \t\n;&|<>()=\\'"$`]*""")
+_PLAIN_DOUBLE = re.compile(r"""[^"\\$`]*""")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +106,10 @@ class _Lexer:
                 dynamic = True
                 j = end
                 continue
-            out.append(c)
-            j += 1
+            end = _PLAIN_DOUBLE.match(s, j).end()  # type: ignore[union-attr]
+            end = max(end, j + 1)
+            out.append(s[j:end])
+            j = end
         return min(j + 1, n), "".join(out), dynamic
 
     def read_heredoc_bodies(self) -> None:
@@ -159,9 +165,10 @@ class _Lexer:
                 dynamic = True
                 value_dynamic |= in_value
                 self.i = end
-            else:
-                out.append(c)
-                self.i += 1
+            else:  # a run of plain characters at once (the same as one at a time)
+                end = _PLAIN.match(s, self.i).end()  # type: ignore[union-attr]
+                out.append(s[self.i : max(end, self.i + 1)])
+                self.i = max(end, self.i + 1)
         text = "".join(out)
         self.words.append(Word(text, start, dynamic, value_start, value_dynamic, end=self.i))
 
