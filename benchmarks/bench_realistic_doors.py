@@ -1,0 +1,208 @@
+"""The doors as users meet them, cold: what a CI runner, a hook after a new
+edit, the Action and a maintainer's prepare-merge cost (issue 24's table).
+
+    .venv/bin/python benchmarks/bench_realistic_doors.py [--runs N] [--prs K] [--reference SCRIPT]
+
+Cases, each a whole process (or the Action's two), median of N runs:
+
+* **CI check, cold**: `gov check --base-ref B --head-ref SHA --pr N --format github` with no
+  `.git/gov` (a fresh checkout has none), on PR #2194's first commit of
+  `inferencex-scripts.bundle` (its real `benchmarks/`, so the preflight runs) and on the K
+  newest PR branches of `inferencex.bundle` with the runners bundle's `benchmarks/` laid beside
+  the clone (`GOV_SCRIPTS`, an absolute path: read from disk).
+* **the Action's steps**: that check, then `gov plan --format markdown --empty-ok`, as
+  action.yml runs them (two processes today), cold.
+* **the hook on a new edit**: `gov-pre-commit` with a newly staged entry each run (its
+  description changes, so no remembered answer applies), `.git/gov` kept as a developer has it.
+* **`gov plan`, cold** on the same PRs.
+* **`gov prepare-merge --pr N --dry-run`**, local forge, no sweep, on PR #2194 (merge, resolve,
+  canonicalize, check and plan; nothing lands, so every run does the same work), cold.
+* **warm repeats** (labelled): the same CI check with `.git/gov` kept, which the
+  remembered-answer cache answers; no user meets this in CI.
+
+The reference (`--reference SCRIPT`, or `GOV_REFERENCE`) is any executable taking the
+repository path, the base and the head: its row is printed beside gov's when given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_doors import GOV, HOOK, Figure, measure
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+SCRIPTS = CORPUS / "inferencex-scripts.bundle"
+HISTORY = CORPUS / "inferencex.bundle"
+RUNNERS = CORPUS / "inferencex-runners.bundle"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def clone(bundle: Path, dest: Path, branch: str | None = None) -> Path:
+    subprocess.run(["git", "clone", "-q", str(bundle), str(dest)], check=True)
+    if branch:
+        git(dest, "checkout", "-q", branch)
+    return dest
+
+
+def forget(repo: Path) -> Callable[[], None]:
+    return lambda: shutil.rmtree(repo / ".git" / "gov", ignore_errors=True)
+
+
+class Case:
+    """One PR: where it lives, its base and head, its number."""
+
+    def __init__(self, name: str, repo: Path, base: str, head: str, pr: int, env: dict[str, str]):
+        self.name, self.repo, self.base, self.head, self.pr, self.env = (
+            name,
+            repo,
+            base,
+            head,
+            pr,
+            env,
+        )
+
+    def check(self) -> list[str]:
+        return [GOV, "check", "--base-ref", self.base, "--head-ref", self.head,
+                "--pr", str(self.pr), "--format", "github"]  # fmt: skip
+
+    def plan(self) -> list[str]:
+        return [GOV, "plan", "--base-ref", self.base, "--head-ref", self.head,
+                "--format", "markdown", "--empty-ok"]  # fmt: skip
+
+
+def newest_prs(repo: Path, count: int) -> list[str]:
+    refs = git(repo, "for-each-ref", "--sort=-committerdate", "--format=%(refname:short)",
+               "refs/remotes/origin/pr")  # fmt: skip
+    return refs.splitlines()[:count]
+
+
+def with_env(env: dict[str, str], argv: list[str]) -> list[str]:
+    return ["env", *(f"{k}={v}" for k, v in env.items()), *argv]
+
+
+def action(case: Case) -> list[str]:
+    script = " && ".join(
+        " ".join(map(_quote, with_env(case.env, argv))) for argv in (case.check(), case.plan())
+    )
+    return ["sh", "-c", f"{script} >/dev/null; exit 0"]
+
+
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--prs", type=int, default=3)
+    parser.add_argument("--reference", default=os.environ.get("GOV_REFERENCE"))
+    options = parser.parse_args()
+    for bundle in (SCRIPTS, HISTORY, RUNNERS):
+        if not bundle.is_file():
+            sys.exit(f"skipped: {bundle} is not there (the shared corpus)")
+    n = options.runs
+    rows: list[tuple[str, Figure, Figure | None]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        scripts_repo = clone(SCRIPTS, root / "scripts")
+        git(scripts_repo, "checkout", "-q", "-B", "pr", "origin/pr/2194-scaffold")
+        runners = clone(RUNNERS, root / "runners")
+        git(runners, "checkout", "-q", "origin/main")
+        history = clone(HISTORY, root / "history")
+        beside = {"GOV_SCRIPTS": str(runners / "benchmarks")}
+        cases = [
+            Case("#2194 scaffold (scripts bundle)", scripts_repo, "origin/base", "pr", 2194, {})
+        ]
+        for k, ref in enumerate(newest_prs(history, options.prs)):
+            cases.append(
+                Case(ref.removeprefix("origin/"), history, "origin/main", ref, 3000 + k, beside)
+            )
+
+        def reference(case: Case) -> Figure | None:
+            if not options.reference:
+                return None
+            script = str(Path(options.reference).resolve())
+            argv = [script, str(case.repo), case.base, case.head]
+            return measure(f"reference, {case.name}", argv, case.repo, max(3, n // 3))
+
+        for case in cases:
+            cold = forget(case.repo)
+            verdict = subprocess.run(
+                with_env(case.env, case.check()), cwd=case.repo, capture_output=True, check=False
+            ).returncode
+            case.name += " (check passes)" if verdict == 0 else f" (check exit {verdict})"
+            rows.append((f"CI check, cold: {case.name}",
+                         measure(case.name, with_env(case.env, case.check()), case.repo, n, cold),
+                         reference(case)))  # fmt: skip
+            rows.append((f"Action steps, cold: {case.name}",
+                         measure(case.name, action(case), case.repo, n, cold), None))  # fmt: skip
+            rows.append((f"gov plan, cold: {case.name}",
+                         measure(case.name, with_env(case.env, case.plan()), case.repo, n, cold),
+                         None))  # fmt: skip
+        first = cases[0]
+        rows.append(("CI check, warm repeat (cache answers; not a user's case)",
+                     measure("warm", first.check(), first.repo, n), None))  # fmt: skip
+
+        hook_repo = clone(SCRIPTS, root / "hook")
+        git(hook_repo, "checkout", "-q", "-B", "pr", "origin/pr/2194-scaffold")
+        log = hook_repo / "perf-changelog.yaml"
+        original = log.read_bytes()
+        counter = iter(range(10**6))
+
+        def new_edit() -> None:
+            entry = (
+                "\n- config-keys:\n    - dsr1-fp8-mi300x-sglang\n  description:\n"
+                f'    - "edit {next(counter)}"\n  pr-link: XXX\n'
+            )
+            log.write_bytes(original + entry.encode())
+            git(hook_repo, "add", "perf-changelog.yaml")
+
+        rows.append(("hook on a new staged edit (gov-pre-commit)",
+                     measure("hook", [HOOK], hook_repo, n, new_edit), None))  # fmt: skip
+
+        merge_repo = clone(SCRIPTS, root / "merge")
+        git(merge_repo, "checkout", "-q", "-B", "main", "origin/main")
+        git(merge_repo, "branch", "-f", "pr-2194", "origin/pr/2194-scaffold")
+        subprocess.run([GOV, "pr", "open", "--number", "2194", "--branch", "pr-2194"],
+                       cwd=merge_repo, check=True, capture_output=True)  # fmt: skip
+        keep_forge = merge_repo / ".git" / "gov" / "forge.sqlite3"
+        saved = root / "forge.sqlite3"
+        shutil.copyfile(keep_forge, saved)
+
+        def cold_but_forge() -> None:
+            shutil.rmtree(merge_repo / ".git" / "gov", ignore_errors=True)
+            keep_forge.parent.mkdir(parents=True)
+            shutil.copyfile(saved, keep_forge)  # the forge is the repository's state, not a cache
+
+        rows.append(("prepare-merge --pr 2194 --dry-run, local forge, no sweep",
+                     measure("merge", [GOV, "prepare-merge", "--pr", "2194", "--dry-run"],
+                             merge_repo, n, cold_but_forge), None))  # fmt: skip
+
+    print(f"gov at {git(Path(__file__).resolve().parents[1], 'rev-parse', '--short', 'HEAD')}, "
+          f"median of {n} runs, load {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print("| door | gov median | min-max | reference | ratio |")
+    print("|---|---|---|---|---|")
+    for name, figure, ref in rows:
+        shown = f"{ref.median:.3f} s" if ref else ""
+        ratio = f"{ref.median / figure.median:.1f}x" if ref else ""
+        print(f"| {name} | {figure.median:.3f} s | {min(figure.seconds):.3f}-"
+              f"{max(figure.seconds):.3f} | {shown} | {ratio} |")  # fmt: skip
+    if not options.reference:
+        print("reference: not run (no --reference SCRIPT or GOV_REFERENCE given)")
+
+
+if __name__ == "__main__":
+    main()
