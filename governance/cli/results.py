@@ -136,3 +136,69 @@ def publish(
         )
         raise typer.Exit(EXIT_FINDINGS if any(i.refused for i in failed) else EXIT_USAGE)
     raise typer.Exit(EXIT_OK)
+
+
+@guarded
+def runs_import(
+    artifacts: Annotated[
+        Path,
+        typer.Option("--artifacts", help="A folder holding a sweep run's downloaded artifacts."),
+    ],
+    commit: Annotated[str, typer.Option("--commit", help="The commit the run swept (its head).")],
+    pr: Annotated[int | None, typer.Option("--pr", min=1, help="The PR the run swept.")] = None,
+    ci_run: Annotated[
+        str | None,
+        typer.Option("--ci-run", help="The CI run's id, recorded as the runs' provenance."),
+    ] = None,
+    base_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--base-ref", help="Plan against this base (default: where it forked from main)."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Check and map the points; record nothing.")
+    ] = False,
+    output: Annotated[TextOrJson, format_option()] = TextOrJson.text,
+) -> None:
+    """Record a sweep run the repository already ran (its artifacts) in the run
+    ledger: checked for consistency, each point mapped to its plan row's identity
+    at the commit, so prepare-merge can reuse it (docs/results.md, 'Importing')."""
+    from governance.results.importer import import_run, read_download
+
+    repo, settings = open_repo()
+    source = f"CI run {ci_run}" if ci_run else f"artifacts {artifacts.resolve()}"
+    done = import_run(
+        repo,
+        settings,
+        read_download(artifacts),
+        commit=commit,
+        pr=pr,
+        source=source,
+        base=base_ref,
+        dry_run=dry_run,
+    )
+    if output is TextOrJson.json:
+        emit_json(done.to_dict())
+    else:
+        for why in done.refused:
+            emit(f"refused: {why}")
+        for note in done.dropped:
+            emit(f"dropped: {note}")
+        for key in done.already:
+            emit(f"already imported: {key}")
+        for key, artifact in done.planned:
+            emit(f"would record {key} <- {artifact}")
+        for key, artifact, run in done.recorded:
+            emit(f"recorded run {run}: {key} <- {artifact}")
+        verb = "would record" if dry_run else "recorded"
+        count = len(done.planned) if dry_run else len(done.recorded)
+        status = "refused: nothing recorded" if done.refused else f"{verb} {count} run(s)"
+        emit(f"{source} at {done.commit[:10]}: {status}")
+    if done.refused:
+        err(
+            f"gov: {len(done.refused)} point(s) gov cannot vouch for: the import records none\n"
+            "  hint: fix or re-download the artifacts, or name the commit the run swept (--commit)"
+        )
+        raise typer.Exit(EXIT_FINDINGS)
+    raise typer.Exit(EXIT_OK)

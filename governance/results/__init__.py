@@ -7,5 +7,7 @@
 * `render`  - a comparison as text, markdown or JSON.
 * `html`    - a comparison as a self-contained HTML page with plotly charts.
 * `database` - the results database (SQLite or PostgreSQL): schema, migrations, idempotent insert.
+* `artifacts` - a sweep run's downloaded artifacts -> points, checked for consistency (pure).
+* `importer` - `gov runs import`: those points mapped to plan rows and recorded in the ledger.
 * `publish` - a landed commit's verified rows from the ledger into the results database.
 """

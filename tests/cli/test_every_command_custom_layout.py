@@ -151,6 +151,10 @@ def test_every_command_reads_the_configured_layout(
     runs = json.loads(listed.stdout)
     assert runs and {run["status"] for run in runs} == {"succeeded"}, listed.stdout
     gov("runs", "show", first)
+    download = repo.path.parent / "download"  # a run that measured nothing: planned, mapped, none
+    download.mkdir()
+    imported = gov("runs", "import", "--artifacts", str(download), "--commit", "HEAD", "--dry-run")
+    assert "would record 0 run(s)" in imported.stdout, imported.stdout
     compared = gov("results", "compare", "--pr", str(PR))
     assert f"PR #{PR} vs {MAIN}@" in compared.stdout and "5 point(s)" in compared.stdout
 
