@@ -141,14 +141,23 @@ def publish(
 @guarded
 def runs_import(
     artifacts: Annotated[
-        Path,
+        Path | None,
         typer.Option("--artifacts", help="A folder holding a sweep run's downloaded artifacts."),
-    ],
-    commit: Annotated[str, typer.Option("--commit", help="The commit the run swept (its head).")],
+    ] = None,
+    github_run: Annotated[
+        int | None,
+        typer.Option(
+            "--github-run", min=1, help="A GitHub Actions run id: its artifacts are downloaded."
+        ),
+    ] = None,
+    commit: Annotated[
+        str | None,
+        typer.Option("--commit", help="The commit the run swept (default: the GitHub run's head)."),
+    ] = None,
     pr: Annotated[int | None, typer.Option("--pr", min=1, help="The PR the run swept.")] = None,
     ci_run: Annotated[
         str | None,
-        typer.Option("--ci-run", help="The CI run's id, recorded as the runs' provenance."),
+        typer.Option("--ci-run", help="With --artifacts: the CI run's id, for provenance."),
     ] = None,
     base_ref: Annotated[
         str | None,
@@ -156,6 +165,12 @@ def runs_import(
             "--base-ref", help="Plan against this base (default: where it forked from main)."
         ),
     ] = None,
+    include_unsuccessful: Annotated[
+        bool,
+        typer.Option(
+            "--include-unsuccessful", help="Import a GitHub run that failed or was cancelled."
+        ),
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check and map the points; record nothing.")
     ] = False,
@@ -164,14 +179,32 @@ def runs_import(
     """Record a sweep run the repository already ran (its artifacts) in the run
     ledger: checked for consistency, each point mapped to its plan row's identity
     at the commit, so prepare-merge can reuse it (docs/results.md, 'Importing')."""
-    from governance.results.importer import import_run, read_download
+    from governance.core.diagnostics import UsageError
+    from governance.results.importer import download_run, import_run, read_download
 
+    if (artifacts is None) == (github_run is None):
+        raise UsageError(
+            "name the run: --artifacts DIR or --github-run RUN_ID (one of them)",
+            "e.g. gov runs import --github-run 123456789",
+        )
     repo, settings = open_repo()
-    source = f"CI run {ci_run}" if ci_run else f"artifacts {artifacts.resolve()}"
+    if github_run is not None:
+        got = download_run(repo, settings, github_run, unsuccessful=include_unsuccessful)
+        files, source = got.files, f"CI run {github_run}"
+        commit = commit or got.head_sha
+        if pr is None and len(got.pulls) == 1:
+            pr = got.pulls[0]
+    else:
+        assert artifacts is not None
+        if commit is None:
+            raise UsageError("--artifacts needs --commit SHA (the commit the run swept)",
+                             "e.g. --commit $(git rev-parse origin/my-branch)")  # fmt: skip
+        files = read_download(artifacts)
+        source = f"CI run {ci_run}" if ci_run else f"artifacts {artifacts.resolve()}"
     done = import_run(
         repo,
         settings,
-        read_download(artifacts),
+        files,
         commit=commit,
         pr=pr,
         source=source,

@@ -126,6 +126,11 @@ class GitHubForge(Forge):
     def __repr__(self) -> str:
         return f"GitHubForge({self.slug!r}, base_url={self.base_url!r})"
 
+    @property
+    def rest(self) -> RestClient:
+        """The bounded REST client (for the Actions routes, `github_runs`)."""
+        return self._rest
+
     def close(self) -> None:
         self._rest.close()
 

@@ -87,12 +87,34 @@ class RestClient:
         self.deadline = deadline
         self.max_bytes = max_bytes
         self.max_pages = max_pages
+        self._headers = headers
+        self._transport = transport
         self._client = httpx.Client(
             base_url=base_url,
             headers={**headers, "Accept-Encoding": "identity"},
             timeout=min(timeout, deadline),
             transport=transport,
             follow_redirects=False,
+        )
+
+    def without_token(self, base_url: str, *, max_bytes: int) -> RestClient:
+        """A client for another origin (where GitHub redirects a download):
+        the same bounds and retries, no token, no Authorization header."""
+        headers = {k: v for k, v in self._headers.items() if k.lower() != "authorization"}
+        return RestClient(
+            base_url,
+            headers,
+            None,
+            sleep=self._sleep,
+            clock=self._clock,
+            max_retries=self.max_retries,
+            backoff=self.backoff,
+            max_wait=self.max_wait,
+            timeout=self.timeout,
+            deadline=self.deadline,
+            max_bytes=max_bytes,
+            max_pages=self.max_pages,
+            transport=self._transport,
         )
 
     def close(self) -> None:
@@ -148,9 +170,12 @@ class RestClient:
         params: dict[str, Any] | None = None,
         json: Any = None,
         allow: frozenset[int] = frozenset(),
+        redirect_ok: bool = False,
     ) -> httpx.Response:
         """Send with retries on 5xx, transport errors and rate limits.
-        Statuses in `allow` are returned to the caller instead of raised."""
+        Statuses in `allow` are returned to the caller instead of raised; a
+        redirect is too with `redirect_ok` (never followed here: the caller
+        decides where to go, and without the token)."""
         endpoint = urlsplit(url).path or url
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
@@ -182,6 +207,8 @@ class RestClient:
                     "check the API base URL",
                 ) from None
             status = response.status_code
+            if 300 <= status < 400 and redirect_ok:
+                return response
             if 300 <= status < 400:
                 where = urlsplit(response.headers.get("location", "")).netloc or "elsewhere"
                 raise self.fail(

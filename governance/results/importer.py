@@ -249,3 +249,58 @@ def _write(
         recipe=row_recipe(row),
         harness=harness,
     )
+
+
+# Artifacts that hold diagnostics, not results: not downloaded.
+DIAGNOSTIC_ARTIFACTS = ("eval_server_logs", "eval_gpu_metrics")
+
+
+@dataclass(frozen=True, slots=True)
+class Download:
+    """A run's artifacts from GitHub, with what the run says of itself."""
+
+    files: dict[str, bytes]
+    head_sha: str
+    pulls: tuple[int, ...]
+
+
+def download_run(repo: GitRepo, settings: Settings, run_id: int, *, unsuccessful: bool) -> Download:
+    """The artifacts of GitHub Actions run `run_id` (GITHUB_API_URL, GH_TOKEN):
+    refused while it runs, when it did not succeed (unless `unsuccessful`, a
+    maintainer's explicit choice), and when an artifact has expired."""
+    from governance.forge import open_forge
+    from governance.forge.github import GitHubForge
+    from governance.forge.github_runs import download, get_run, list_artifacts, unpack
+
+    forge = open_forge("github", repo, settings.repository, main_branch=settings.main_branch)
+    assert isinstance(forge, GitHubForge)
+    with forge:
+        run = get_run(forge, run_id)
+        if run.status != "completed":
+            raise UsageError(
+                f"CI run {run_id} is {run.status or 'not completed'}: its results are not all there",
+                "import it when it has completed",
+            )
+        if run.conclusion != "success" and not unsuccessful:
+            raise UsageError(
+                f"CI run {run_id} ended {run.conclusion or 'without a conclusion'}: not a reuse "
+                "source unless a maintainer chooses it",
+                "pass --include-unsuccessful to import what it measured anyway",
+            )
+        artifacts = [a for a in list_artifacts(forge, run_id)
+                     if not a.name.startswith(DIAGNOSTIC_ARTIFACTS)]  # fmt: skip
+        expired = [a.name for a in artifacts if a.expired]
+        if not artifacts or expired:
+            shown = ", ".join(expired[:5]) + (" ..." if len(expired) > 5 else "")
+            raise UsageError(
+                f"CI run {run_id}: "
+                + (f"artifacts expired ({shown})" if expired else "no artifacts"),
+                "a run whose artifacts are gone is not a source: sweep the PR again",
+            )
+        files: dict[str, bytes] = {}
+        for artifact in artifacts:
+            files.update(unpack(download(forge, artifact), artifact.name))
+            if len(files) > MAX_FILES:
+                raise UsageError(f"CI run {run_id}: more than {MAX_FILES} JSON files",
+                                 "import it by hand (--artifacts DIR)")  # fmt: skip
+    return Download(files, run.head_sha, run.pulls)

@@ -17,7 +17,6 @@ import pytest
 from governance.git.repo import GitRepo
 from governance.sweeps.ledger import Ledger
 from tests.harness import Repo, run_gov
-from tests.sweeps.test_cli_sweeps import append_entry
 
 PR = 9
 KEY = "dsr1-fp8-mi300x-sglang"
@@ -99,14 +98,6 @@ def write_artifacts(folder: Path, plan: dict[str, Any]) -> dict[str, Any]:
     (folder / "run-stats").mkdir()
     (folder / "run-stats" / "run_stats.json").write_text('{"mi300x": {"n_success": 1}}')
     return {"throughput": len(aggregate), "evals": len(evals)}
-
-
-@pytest.fixture
-def pr_repo(sweep_repo: Repo) -> Repo:
-    sweep_repo.configure_identity()
-    sweep_repo.git("checkout", "-q", "-b", "pr")
-    append_entry(sweep_repo, KEY)
-    return sweep_repo
 
 
 def head_plan(repo: Repo) -> dict[str, Any]:
