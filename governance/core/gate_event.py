@@ -49,6 +49,12 @@ def read_event(data: bytes, name: str | None) -> Event:
         ) from exc
     if not isinstance(payload, dict):
         raise UsageError("event file: not a JSON object", "pass $GITHUB_EVENT_PATH")
+    return event_from_payload(payload, name)
+
+
+def event_from_payload(payload: dict[str, Any], name: str | None) -> Event:
+    """The parsed payload as an `Event` (`name`: the event name, else
+    inferred: a `pull_request` object, else a `ref` for a push)."""
     if name is None:
         name = "pull_request" if "pull_request" in payload else "push" if "ref" in payload else ""
     if not name or not _name(name):

@@ -98,7 +98,7 @@ class Settings:
         return LinkPolicy(self.repository, self.link_template, self.placeholders, former)
 
     def gate_rules(self) -> GateRules:
-        return GateRules.from_setting(self.sweep_gate)
+        return GateRules.from_setting(self.sweep_gate, self.main_branch)
 
     def pr_from_subject(self, subject: str) -> int | None:
         matches = re.findall(self.pr_subject_pattern, subject)

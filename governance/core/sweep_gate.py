@@ -43,8 +43,8 @@ DEFAULT_LABELS: tuple[tuple[str, tuple[str, ...]], ...] = (
 DEFAULT_RULES: dict[str, tuple[str, ...]] = {
     "pull-request-actions": ("ready_for_review", "synchronize", "labeled", "unlabeled"),
     "label-actions": ("labeled", "unlabeled"),
-    "pull-request-branches": ("main",),
-    "push-branches": ("main",),
+    "pull-request-branches": (),  # empty: the `main-branch` setting
+    "push-branches": (),
     "drafts": ("skip",),
     "forks": ("skip",),
     "skip-markers": ("[skip-sweep]",),
@@ -65,10 +65,13 @@ class GateRules:
     labels: tuple[tuple[str, tuple[str, ...]], ...]
 
     @classmethod
-    def from_setting(cls, table: Sequence[tuple[str, Sequence[str]]] = ()) -> GateRules:
+    def from_setting(
+        cls, table: Sequence[tuple[str, Sequence[str]]] = (), main_branch: str = "main"
+    ) -> GateRules:
         """The rules of the setting `sweep-gate` (flattened rows, empty: the
         defaults). Each rule given replaces its default; a `labels` table given
-        replaces the whole default label table. ValueError says what is wrong."""
+        replaces the whole default label table; the branches default to main.
+        ValueError says what is wrong."""
         rules = dict(DEFAULT_RULES)
         labels: dict[str, tuple[str, ...]] = {}
         for key, values in table:
@@ -96,8 +99,8 @@ class GateRules:
         return cls(
             rules["pull-request-actions"],
             rules["label-actions"],
-            rules["pull-request-branches"],
-            rules["push-branches"],
+            rules["pull-request-branches"] or (main_branch,),
+            rules["push-branches"] or (main_branch,),
             rules["drafts"] == ("sweep",),
             rules["forks"] == ("sweep",),
             tuple(m for m in rules["skip-markers"] if m),
