@@ -133,6 +133,10 @@ def sweep_gate(
         emit(render_text(decision))
     if output is GateFormat.github_output:
         write_github_output(decision)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(render_markdown(decision))
     if decision.conflict:
         err(f"gov sweep-gate: {decision.reason}")
         raise typer.Exit(EXIT_FINDINGS)
@@ -167,6 +171,25 @@ def render_text(decision: Decision) -> str:
     if decision.reuse_gate:
         lines.append("reuse: a /reuse-sweep-run authorization could still skip this sweep")
     return "\n".join(lines)
+
+
+def render_markdown(decision: Decision) -> str:
+    """The job summary's lines: the decision, the labels, the plan's options."""
+    from governance.core.safe_text import markdown_code, markdown_text
+
+    mods = decision.modifiers
+    verdict = "sweeps" if decision.sweeps else "does not sweep"
+    lines = [
+        "### Sweep gate",
+        "",
+        f"This event {verdict}: {markdown_text(decision.reason)}.",
+    ]
+    if mods.labels:
+        lines.append("Labels: " + ", ".join(markdown_code(name) for name in mods.labels) + ".")
+    if mods.plan_flags:
+        flags = " ".join(markdown_code(f"--{flag}") for flag in sorted(mods.plan_flags))
+        lines.append(f"The check and the plan below use {flags}.")
+    return "\n".join(lines) + "\n\n"
 
 
 def github_output_lines(decision: Decision, delimiter: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.actions import github_output
 from tests.harness import Repo, run_gov
 
 AMD = "configs/amd-master.yaml"
@@ -42,30 +43,6 @@ def write_event(tmp_path: Path, payload: dict[str, Any]) -> Path:
     path = tmp_path / "event.json"
     path.write_text(json.dumps(payload))
     return path
-
-
-def parse_github_output(text: str) -> dict[str, str]:
-    """$GITHUB_OUTPUT as the runner reads it: `k=v` lines and `k<<D` blocks."""
-    out: dict[str, str] = {}
-    lines = text.split("\n")
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        index += 1
-        if not line:
-            continue
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            key, delimiter = line.split("<<", 1)
-            value: list[str] = []
-            while lines[index] != delimiter:
-                value.append(lines[index])
-                index += 1
-            index += 1
-            out[key] = "\n".join(value)
-        else:
-            key, value_text = line.split("=", 1)
-            out[key] = value_text
-    return out
 
 
 @pytest.fixture
@@ -120,7 +97,7 @@ def test_github_output_cannot_be_injected(pr: Repo, tmp_path: Path) -> None:
         env={"GITHUB_OUTPUT": str(output)},
     )
     assert done.exit_code == 0, done.stderr
-    values = parse_github_output(output.read_text())
+    values = github_output(output.read_text())
     assert values["earlier"] == "kept"
     assert values["sweeps"] == "false"
     assert values["plan-flags"] == "--trim-conc"  # what the check judges, sweep or not
