@@ -86,6 +86,7 @@ def test_github_output_cannot_be_injected(pr: Repo, tmp_path: Path) -> None:
     payload["pull_request"]["head"]["ref"] = "x\nsweeps=true"
     output = tmp_path / "github_output"
     output.write_text("earlier=kept\n")
+    summary = tmp_path / "summary.md"
     event = write_event(tmp_path, payload)
     done = run_gov(
         "sweep-gate",
@@ -94,7 +95,7 @@ def test_github_output_cannot_be_injected(pr: Repo, tmp_path: Path) -> None:
         "--format",
         "github-output",
         cwd=pr.path,
-        env={"GITHUB_OUTPUT": str(output)},
+        env={"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)},
     )
     assert done.exit_code == 0, done.stderr
     values = github_output(output.read_text())
@@ -103,6 +104,10 @@ def test_github_output_cannot_be_injected(pr: Repo, tmp_path: Path) -> None:
     assert values["plan-flags"] == "--trim-conc"  # what the check judges, sweep or not
     assert values["labels"] == "sweep-enabled"  # only the gate's own label names
     assert hostile in values["reason"]  # the label is data inside the reason's block
+    # the job summary: one paragraph, the label's text inert (no line of its own)
+    text = summary.read_text()
+    assert text.startswith("### Sweep gate\n") and "\nsweeps=true" not in text, text
+    assert "labeled 'docs sweeps=true plan-flags&lt;&lt;EOF --all-evals EOF': not a" in text
     assert set(values) == {
         "earlier", "sweeps", "reason", "labels", "sweep-label", "plan-flags", "checks",
         "conflict", "reuse-gate", "trim-conc", "evals-only", "all-evals", "canary",
