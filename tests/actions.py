@@ -72,6 +72,27 @@ class Context:
         return EXPRESSION.sub(lambda m: self.value(m.group(1)), text)
 
 
+def github_output(text: str) -> dict[str, str]:
+    """$GITHUB_OUTPUT as the runner reads it: `key=value` lines and
+    `key<<DELIMITER` blocks that end at a line equal to the delimiter."""
+    out: dict[str, str] = {}
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        block = line.find("<<")
+        equals = line.find("=")
+        if block > 0 and (equals < 0 or block < equals):
+            key, delimiter = line[:block], line[block + 2 :]
+            end = lines.index(delimiter, index)  # a missing delimiter fails the step
+            out[key] = "\n".join(lines[index:end])
+            index = end + 1
+        elif equals > 0:
+            out[line[:equals]] = line[equals + 1 :]
+    return out
+
+
 def load(path: Path) -> Any:
     return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
 
@@ -144,8 +165,7 @@ def run_steps(
         job.stdout += done.stdout
         job.stderr += done.stderr
         if "id" in step:
-            lines = output.read_text().splitlines()
-            context.steps[step["id"]] = dict(line.split("=", 1) for line in lines if "=" in line)
+            context.steps[step["id"]] = github_output(output.read_text())
         if done.returncode != 0:
             job.exit_code = done.returncode
             break

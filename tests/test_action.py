@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from tests.actions import load, run_action, run_steps
-from tests.harness import PROJECT, clone_corpus, copy_project, git
+from tests.harness import PROJECT, clone_corpus, copy_project, git, run_gov
 
 pytestmark = pytest.mark.corpus
 
 BRANCH = "pr/agent/update-b200-agentx-vllm-mtp-image"
 PR = 2646
+STEPS = ["Install gov", "Sweep gate", "Check the changelog", "What this PR will run"]
 
 
 def readme_yaml(heading: str, marker: str) -> Any:
@@ -32,15 +33,19 @@ def readme_yaml(heading: str, marker: str) -> Any:
     return YAML(typ="safe").load(blocks[0])
 
 
-def event(head: str, branch: str, number: int) -> dict[str, Any]:
+def event(head: str, branch: str, number: int, labels: tuple[str, ...] = ()) -> dict[str, Any]:
+    repository = {"full_name": "SemiAnalysisAI/InferenceX"}
     return {
+        "action": "synchronize",
         "number": number,
         "pull_request": {
             "number": number,
-            "head": {"sha": head, "ref": branch},
-            "base": {"ref": "main"},
+            "draft": False,
+            "labels": [{"name": name} for name in labels],
+            "head": {"sha": head, "ref": branch, "repo": repository},
+            "base": {"ref": "main", "repo": repository},
         },
-        "repository": {"full_name": "SemiAnalysisAI/InferenceX"},
+        "repository": repository,
     }
 
 
@@ -92,7 +97,7 @@ def test_action_passes_a_real_pr_behind_main_and_summarizes_its_plan(
         path_prefix=python_bin,
     )
     assert job.exit_code == 0, job.stdout + job.stderr
-    assert job.ran == ["Install gov", "Check the changelog", "What this PR will run"]
+    assert job.ran == STEPS
     assert "::error" not in job.stdout
     assert "### ✅ changelog check passed" in job.summary
     assert "PR mode" in job.summary or f"#{PR}" in job.summary
@@ -120,7 +125,7 @@ def test_action_fails_a_bad_entry_with_annotations_and_no_plan(
         path_prefix=python_bin,
     )
     assert job.exit_code == 1, job.stdout + job.stderr
-    assert job.ran == ["Install gov", "Check the changelog"]  # the plan step is skipped
+    assert job.ran == STEPS[:3]  # the plan step is skipped
     line = changelog.read_bytes().count(b"\n")
     assert f"::error file=perf-changelog.yaml,line={line}" in job.stdout, job.stdout
     assert "GOV401" in job.stdout and "GOV501" in job.stdout
@@ -162,8 +167,65 @@ def test_action_is_green_on_a_pr_that_appends_nothing(
         path_prefix=python_bin,
     )
     assert job.exit_code == 0, job.stdout + job.stderr
-    assert job.ran == ["Install gov", "Check the changelog", "What this PR will run"]
+    assert job.ran == STEPS
     assert "### ✅ changelog check passed" in job.summary
     assert "nothing appended to `perf-changelog.yaml`: no sweep" in job.summary, job.summary
     assert "nothing appended: no sweep" in job.stdout  # the check's own line
     assert "GOV531" not in job.stdout + job.stderr + job.summary
+
+
+def summary_rows(markdown: str) -> list[str]:
+    """The row lines of a plan summary's per-section tables."""
+    rows = []
+    for block in re.findall(r"<details>.*?</details>", markdown, re.DOTALL):
+        rows += [line for line in block.splitlines() if line.startswith("| ") and "---" not in line]
+    return [row for row in rows if not row.startswith("| config |")]
+
+
+def test_action_summary_of_a_sweep_enabled_pr_lists_exactly_the_trimmed_rows(
+    clone: Path, action_dir: Path, python_bin: str, tmp_path: Path
+) -> None:
+    """run-sweep.yml plans a `sweep-enabled` PR with --trim-conc: the summary
+    shows those rows, not the untrimmed plan, and the check judged them."""
+    head = git(clone, "rev-parse", BRANCH)
+    git(clone, "checkout", "-q", "--detach", head)
+    job = run_action(
+        action_dir,
+        workspace=clone,
+        event=event(head, BRANCH, PR, ("sweep-enabled", "agentx-fast", "ci-patchwork")),
+        scratch=tmp_path,
+        path_prefix=python_bin,
+    )
+    assert job.exit_code == 0, job.stdout + job.stderr
+    assert job.ran == STEPS
+    assert "This event sweeps: synchronize with sweep-enabled." in job.summary, job.summary
+    assert "`--trim-conc`" in job.summary
+    base = git(clone, "merge-base", head, "origin/main")
+    plan = ("plan", "--base-ref", "origin/main", "--head-ref", head, "--format", "markdown")
+    trimmed = run_gov(*plan, "--trim-conc", cwd=clone)
+    full = run_gov(*plan, cwd=clone)
+    assert trimmed.exit_code == full.exit_code == 0, trimmed.stderr + full.stderr
+    assert f"### Sweep plan `{base}`..`{head}`" in trimmed.stdout
+    assert trimmed.stdout in job.summary and full.stdout not in job.summary
+    shown = summary_rows(job.summary)
+    assert shown == summary_rows(trimmed.stdout)
+    assert (len(shown), len(summary_rows(full.stdout))) == (3, 12)
+    assert "| single_node[agentic] | 2 |" in job.summary
+
+
+def test_action_fails_on_two_sweep_labels_like_run_sweep_yml(
+    clone: Path, action_dir: Path, python_bin: str, tmp_path: Path
+) -> None:
+    head = git(clone, "rev-parse", BRANCH)
+    git(clone, "checkout", "-q", "--detach", head)
+    labels = ("sweep-enabled", "full-sweep-fail-fast")
+    job = run_action(
+        action_dir,
+        workspace=clone,
+        event=event(head, BRANCH, PR, labels),
+        scratch=tmp_path,
+        path_prefix=python_bin,
+    )
+    assert job.exit_code == 1
+    assert job.ran == STEPS[:2]
+    assert "conflicting sweep labels: sweep-enabled, full-sweep-fail-fast" in job.stdout

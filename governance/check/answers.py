@@ -170,6 +170,7 @@ def plan_answer(
     their option names), cached likewise."""
 
     def compute() -> Answer:
+        from governance.core.sweep_gate import plan_kwargs
         from governance.matrix import render as out
         from governance.matrix import sources
 
@@ -177,9 +178,7 @@ def plan_answer(
             repo,
             echo[0],
             echo[1],
-            trim_conc="trim-conc" in flags,
-            evals_only="evals-only" in flags,
-            all_evals="all-evals" in flags,
+            **plan_kwargs(flags),
             layout=settings.layout(),
             cache=sources.default_cache(repo),
         )

@@ -327,6 +327,7 @@ def sweep_preflight(
     exists = scripts_exist(repo, settings, commit)
     if not wanted(settings, exists, options.sweep_preflight):
         return None
+    from governance.core.sweep_gate import plan_kwargs
     from governance.matrix.additions import changelog_additions
     from governance.matrix.errors import MatrixError
     from governance.matrix.plan import PlanOptions, plan_additions
@@ -334,7 +335,11 @@ def sweep_preflight(
     head_files = config_sources(repo, settings, options.head_source, head_commit)
     base_files = config_sources(repo, settings, HeadSource.REF, base_commit)
     plan_options = PlanOptions(
-        base_ref="base", head_ref="head", changelog_path=settings.changelog, validate_all=False
+        base_ref="base",
+        head_ref="head",
+        changelog_path=settings.changelog,
+        validate_all=False,
+        **plan_kwargs(options.plan_flags),
     )
     try:
         document = plan_additions(

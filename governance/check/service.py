@@ -43,6 +43,9 @@ class CheckOptions:
     # Preflight the launch scripts of the triggered rows (None: the
     # `sweep-preflight` setting; "auto" = when the scripts folder exists).
     sweep_preflight: bool | None = None
+    # The plan options a sweep's labels turn on (core.sweep_gate.plan_kwargs):
+    # the check judges the rows the sweep will run (--labels, --event).
+    plan_flags: frozenset[str] = frozenset()
     # Skip the remembered answers (--no-cache, GOV_NO_CACHE=1); not part of any key.
     no_cache: bool = field(default=False, repr=False, compare=False)
 
@@ -258,6 +261,7 @@ def plan_check(
             " ".join(map(str, found.numbers)),
             "\n".join(found.lines),
             repr(found.removed),
+            " ".join(sorted(options.plan_flags)),
             *(part for path, data in (*head_files, *base_files) for part in (path, data)),
         ]
     )
@@ -275,7 +279,7 @@ def plan_check(
         problems = list(exc.violations)
     else:
         keys, problems = _plan_findings(
-            repo, settings, head_files, base_files, additions, verdict, trust_base=not options.full
+            repo, settings, (head_files, base_files), additions, verdict, options
         )
     cache.put(key, keys, problems)
     return keys, problems
@@ -284,24 +288,30 @@ def plan_check(
 def _plan_findings(
     repo: GitRepo,
     settings: Settings,
-    head_files: list[tuple[str, bytes | None]],
-    base_files: list[tuple[str, bytes | None]],
+    files: tuple[list[tuple[str, bytes | None]], list[tuple[str, bytes | None]]],
     additions: Additions,
     verdict: Verdict,
-    *,
-    trust_base: bool,
+    options: CheckOptions,
 ) -> tuple[list[str], list[Violation]]:
     """With `trust_base`, master-config blocks unchanged since the base are
     not re-validated (they were when they landed, like the changelog's
     history); `--full` validates every block."""
+    from governance.core.sweep_gate import plan_kwargs
     from governance.matrix.plan import PlanOptions, plan_violations
 
+    head_files, base_files = files
+    trust_base = not options.full
     base = catalog_of(repo, base_files, trust_all=trust_base)
     head = catalog_of(repo, head_files, trusted=base if trust_base else None)
     known, missing = known_keys(head, settings)
     if known is None:
         return [], missing
-    options = PlanOptions(base_ref="base", head_ref="head", changelog_path=settings.changelog)
+    plan = PlanOptions(
+        base_ref="base",
+        head_ref="head",
+        changelog_path=settings.changelog,
+        **plan_kwargs(options.plan_flags),
+    )
     # Rows are generated only for changes that pass the changelog rules: a
     # malformed entry would otherwise be reported twice (GOV2xx and GOV5xx).
-    return plan_violations(additions, head, base, options, generate=verdict.ok)
+    return plan_violations(additions, head, base, plan, generate=verdict.ok)

@@ -11,6 +11,7 @@
 * `driver`    - `gov merge-driver`, `gov install-merge-driver`.
 * `pr`        - `gov pr open|list|show|check` on the local forge.
 * `sweeps`    - `gov launch`, `gov runs list|show`.
+* `gate`      - `gov sweep-gate`, and the `--labels` / `--event` modifiers of check and plan.
 * `results`   - `gov results compare`.
 * `pre_commit`- the pre-commit hook's entry point (`gov-pre-commit`).
 """

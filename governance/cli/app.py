@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from governance.cli import author, check, driver, init, matrix, merge, pr, results, sweeps
+from governance.cli import author, check, driver, gate, init, matrix, merge, pr, results, sweeps
 from governance.cli.common import GovGroup, state
 
 app = typer.Typer(
@@ -82,6 +82,7 @@ app.command("prepare-merge")(merge.prepare_merge)
 app.command("merge-driver")(driver.merge_driver_command)
 app.command("install-merge-driver")(driver.install_merge_driver)
 app.command("launch")(sweeps.launch)
+app.command("sweep-gate")(gate.sweep_gate)
 sweeps.runs_app.command("import")(results.runs_import)
 app.add_typer(sweeps.runs_app, name="runs")
 app.add_typer(pr.pr_app, name="pr")

@@ -21,6 +21,7 @@ from governance.cli.common import (
     state,
     warn_unknown_variables,
 )
+from governance.cli.gate import EVENT_HELP, LABELS_HELP, modifiers_option
 from governance.cli.output import raw
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
@@ -83,6 +84,8 @@ def check(
         bool,
         typer.Option("--no-cache", help=NO_CACHE_HELP),
     ] = False,
+    labels: Annotated[str | None, typer.Option("--labels", help=LABELS_HELP)] = None,
+    event: Annotated[Path | None, typer.Option("--event", help=EVENT_HELP, dir_okay=False)] = None,
     fix: Annotated[
         bool,
         typer.Option(
@@ -146,7 +149,8 @@ def check(
         repo, options, main_branch_name(repo, main_branch), flags
     )
     settings = add_ignored(settings, ignore)
-    options = replace(options, resolved_base=(base, label))
+    plan_flags = modifiers_option(settings, labels, event).plan_flags
+    options = replace(options, resolved_base=(base, label), plan_flags=plan_flags)
     if fix:
         from governance.check.authoring import fix_worktree
 

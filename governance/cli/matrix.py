@@ -3,6 +3,7 @@ registered in `governance.cli.app`."""
 
 import sys
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -18,6 +19,7 @@ from governance.cli.common import (
     state,
     warn_unknown_variables,
 )
+from governance.cli.gate import EVENT_HELP, LABELS_HELP, modifiers_option
 from governance.core.diagnostics import EXIT_FINDINGS
 
 if TYPE_CHECKING:
@@ -111,6 +113,8 @@ def plan(
     all_evals: Annotated[
         bool, typer.Option("--all-evals", help="Plan as if every entry were all-evals.")
     ] = False,
+    labels: Annotated[str | None, typer.Option("--labels", help=LABELS_HELP)] = None,
+    event: Annotated[Path | None, typer.Option("--event", help=EVENT_HELP, dir_okay=False)] = None,
     output: Annotated[PlanFormat, format_option()] = PlanFormat.json,
     empty_ok: Annotated[
         bool,
@@ -165,14 +169,17 @@ def plan(
         return
     # echoed in changelog_metadata: the name given when it is the base itself
     echo = (base_ref if base_ref and repo.resolve(base_ref) == base else base, head_ref)
-    flags = frozenset(
-        name
-        for name, on in (
-            ("trim-conc", trim_conc),
-            ("evals-only", evals_only),
-            ("all-evals", all_evals),
+    flags = (
+        frozenset(
+            name
+            for name, on in (
+                ("trim-conc", trim_conc),
+                ("evals-only", evals_only),
+                ("all-evals", all_evals),
+            )
+            if on
         )
-        if on
+        | modifiers_option(settings, labels, event).plan_flags
     )
     from governance.check.findings_cache import cache_disabled
 

@@ -7,6 +7,8 @@
 * `settings_values` - each settings value validated when read (paths, templates, patterns).
 * `layout`      - where a revision keeps the changelog, master configs and runner file (moves followed).
 * `settings_faults` - settings files that do not load, as a located finding (GOV802).
+* `sweep_gate`  - the sweep gate (run-sweep.yml's rules as settings): an event -> sweeps or not, why, the label modifiers.
+* `gate_event`  - a GitHub event payload read as untrusted input (bounded, every field type-checked).
 * `links`       - the pr-link policy (placeholders, the canonical link of PR N).
 * `yamlsafe`    - the safe YAML loader every parse goes through (bounded, standard tags only).
 * `jsonsafe`    - bounded JSON reading (depth, integer size) for files launched scripts wrote.

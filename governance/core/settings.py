@@ -26,6 +26,7 @@ from governance.core.links import (
 )
 from governance.core.settings_coerce import coerce
 from governance.core.suggest import did_you_mean
+from governance.core.sweep_gate import GateRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,8 @@ class Settings:
     # postgresql:// URL (no password in it: PGPASSWORD); publish-on-merge: after landing.
     results_database: str = ""
     publish_on_merge: bool = False
+    # The sweep gate's rules (core.sweep_gate; empty: InferenceX's run-sweep.yml).
+    sweep_gate: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # Stricter-than-reference codes this repository phases in (docs/rules.md).
     ignore: tuple[str, ...] = ()
     # Former ORG/NAMEs of the repository: links to them are history only
@@ -93,6 +96,9 @@ class Settings:
             dict.fromkeys(n for n in (*self.former_repositories, *names) if n != self.repository)
         )
         return LinkPolicy(self.repository, self.link_template, self.placeholders, former)
+
+    def gate_rules(self) -> GateRules:
+        return GateRules.from_setting(self.sweep_gate, self.main_branch)
 
     def pr_from_subject(self, subject: str) -> int | None:
         matches = re.findall(self.pr_subject_pattern, subject)

@@ -20,7 +20,7 @@ LIST_KEYS = {
     "former_repositories",
     "harness_inputs",
 }
-TABLE_KEYS = {"script_names"}
+TABLE_KEYS = {"script_names", "sweep_gate"}
 BOOL_KEYS = {"sweep_on_merge", "preflight_warnings_fail", "publish_on_merge"}
 
 _SLUG = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -29,6 +29,8 @@ _SLUG = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 def coerce(name: str, key: str, value: Any, where: str) -> Any:
     """`value` (from a settings file or a `GOV_*` variable) as the type of
     setting `name` (`key` is how the user spelled it, for messages)."""
+    if name == "sweep_gate":
+        return _coerce_gate(key, value, where)
     if name in TABLE_KEYS:
         return _coerce_table(key, value, where)
     if name in BOOL_KEYS:
@@ -131,3 +133,33 @@ def _coerce_table(key: str, value: Any, where: str) -> tuple[tuple[str, tuple[st
             )
         out.append((str(glob), tuple(templates)))
     return tuple(out)
+
+
+def _coerce_gate(key: str, value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The sweep gate's rules: lists of strings (empty allowed) and a `labels`
+    table of label -> modifier words, flattened to `labels.<name>` rows."""
+    from governance.core.sweep_gate import LABEL_PREFIX, GateRules
+
+    if isinstance(value, str):
+        import json
+
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = None
+    example = f'e.g. [tool.gov.{key}] drafts = ["skip"], [tool.gov.{key}.labels] run-it = ["sweep"]'
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: `{key}` must be a table", example)
+    rows: list[tuple[str, tuple[str, ...]]] = []
+    for rule, items in value.items():
+        table = items if rule == "labels" and isinstance(items, dict) else {"": items}
+        for label, words in table.items():
+            name = f"{LABEL_PREFIX}{label}" if rule == "labels" else str(rule)
+            if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+                raise UsageError(f"{where}: `{key}.{name}` must be a list of strings", example)
+            rows.append((name, tuple(words)))
+    try:
+        GateRules.from_setting(rows)
+    except ValueError as exc:
+        raise UsageError(f"{where}: `{key}`: {exc}", example) from exc
+    return tuple(rows)

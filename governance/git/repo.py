@@ -299,6 +299,11 @@ class GitRepo:
     def commit_subject(self, rev: str) -> str:
         return self._repo.git.log("-1", "--format=%s", rev)
 
+    def commit_message(self, sha: str) -> str | None:
+        """The full message of commit `sha` (None: no such commit here)."""
+        done = self._git("log", "-1", "--format=%B", self.resolve(sha), "--")
+        return done.stdout if done.returncode == 0 else None
+
     def commits_between(self, base: str, head: str) -> list[str]:
         """Commits reachable from `head` but not from `base`, oldest first."""
         return self._repo.git.rev_list("--reverse", f"{base}..{head}").split()

@@ -10,6 +10,7 @@ from typing import Any
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.core.settings import Settings
+from governance.core.sweep_gate import modifiers
 from governance.forge.base import PullRequest
 from governance.git.objects import MergeTree
 from governance.git.repo import GitRepo
@@ -64,7 +65,17 @@ def preflight_problems(
                 hint=f"retarget the PR, or pass --main-branch {pull.base_branch}",
             )
         )
-    if settings.sweep_labels:
+    conflict = modifiers(pull.labels, settings.gate_rules()).sweep_labels
+    if len(conflict) > 1:
+        problems.append(
+            violation(
+                "GOV615",
+                f"PR #{n} carries conflicting sweep labels: {', '.join(conflict)}",
+                where,
+                hint="keep exactly one of them (the sweep gate, like run-sweep.yml, refuses two)",
+            )
+        )
+    elif settings.sweep_labels:
         present = [label for label in pull.labels if label in settings.sweep_labels]
         if len(present) != 1:
             found = ", ".join(present) or "none"

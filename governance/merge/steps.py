@@ -21,6 +21,7 @@ from governance.changelog.rules import CheckMode, Verdict
 from governance.check.service import CheckOptions, run_check
 from governance.core.diagnostics import FindingsError, UsageError, Violation
 from governance.core.settings import Settings
+from governance.core.sweep_gate import modifiers, plan_kwargs
 from governance.forge.base import Forge, PullRequest
 from governance.git.mainref import main_ref
 from governance.git.objects import MergeTree
@@ -218,9 +219,14 @@ def _as_repaired(w: Work, verdict: Verdict, head: str) -> tuple[Verdict, str]:
 
 
 def _gov_check(w: Work, base: str, head: str, *, configs: bool) -> Verdict:
-    """`gov check --pr N --base-ref BASE --head-ref HEAD [--no-configs]`."""
+    """`gov check --pr N --base-ref BASE --head-ref HEAD [--no-configs] --labels
+    <the PR's>`: judged with the modifiers its labels give its PR-time sweep."""
     mode = CheckMode.pr_mode(w.options.pr)
-    options = CheckOptions(mode, base_ref=base, head_ref=head, configs=configs, exact_base=True)
+    labels = w.pull.labels if w.pull is not None else ()
+    flags = modifiers(labels, w.settings.gate_rules()).plan_flags
+    options = CheckOptions(
+        mode, base_ref=base, head_ref=head, configs=configs, exact_base=True, plan_flags=flags
+    )
     return run_check(w.repo, w.settings, options).verdict
 
 
@@ -298,14 +304,15 @@ def plan(w: Work) -> None:
     from governance.matrix.render import describe
 
     assert w.pull is not None
-    labels = set(w.pull.labels)
+    # What main's sweep of the landed commit runs: a push, which takes no
+    # label modifiers (run-sweep.yml passes them to pull-request runs only).
+    flags = modifiers(w.pull.labels, w.settings.gate_rules(), pull_request=False).plan_flags
     try:
         result = sources.plan_between(
             w.repo,
             w.main_tip,
             w.prepared,
-            evals_only="evals-only" in labels,
-            all_evals="all-evals" in labels,
+            **plan_kwargs(flags),
             layout=w.settings.layout(),
             cache=sources.default_cache(w.repo),
         )

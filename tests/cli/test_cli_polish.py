@@ -66,7 +66,7 @@ def test_every_format_option_is_a_case_insensitive_choice() -> None:
         assert not _case_sensitive(param), f"gov {name} --format"
         help_text = run_gov(*name.split(), "--help").stdout
         (line,) = [x for x in help_text.splitlines() if x.strip().startswith("--format")]
-        assert re.search(r"<\w+(\|\w+)+>", line), f"gov {name}: {line}"
+        assert re.search(r"<[\w-]+(\|[\w-]+)+>", line), f"gov {name}: {line}"
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,8 @@ master-configs = ["{AMD}", "{NVIDIA}"]
 runners = "{RUNNERS}"
 scripts = "{SCRIPTS}"
 main-branch = "{MAIN}"
+[sweep-gate.labels]
+bench = ["sweep", "trim-conc"]
 """
 ENTRY = (
     f"\n- config-keys:\n    - {KEY}\n  description:\n"
@@ -130,6 +132,20 @@ def test_every_command_reads_the_configured_layout(
     plan = json.loads(planned.stdout)
     rows_planned = [row for bucket in plan["single_node"].values() for row in bucket]
     assert rows_planned, planned.stdout
+    event = tmp_path / "event.json"
+    pull = {
+        "number": PR,
+        "draft": False,
+        "labels": [{"name": "bench"}],
+        "head": {"sha": pr_head, "repo": {"full_name": "o/r"}},
+        "base": {"ref": MAIN},
+    }
+    event.write_text(json.dumps({"action": "synchronize", "pull_request": pull,
+                                 "repository": {"full_name": "o/r"}}))  # fmt: skip
+    gate = json.loads(gov("sweep-gate", "--event", str(event), "--format", "json").stdout)
+    assert gate["sweeps"] and gate["sweep-label"] == "bench" and gate["trim-conc"], gate
+    trimmed = json.loads(gov("plan", "--event", str(event), "--format", "json").stdout)
+    assert 0 < len(trimmed["single_node"]["1k1k"]) < len(plan["single_node"]["1k1k"])
     plan_path = tmp_path / "plan.json"
     plan_path.write_text(planned.stdout)
     rows = gov("matrix", "--config-key", KEY)
