@@ -12,11 +12,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli.common import Launcher, TextOrJson, format_option, guarded, open_repo
+from governance.cli.common import (
+    TextOrJson,
+    format_option,
+    guarded,
+    launcher_option,
+    open_repo,
+)
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 if TYPE_CHECKING:
-    from governance.sweeps.dispatch import Resolved
+    from governance.core.settings import Settings
+    from governance.sweeps.dispatch import Resolved, SweepPaths
     from governance.sweeps.ledger import LedgerRun
 
 
@@ -43,7 +50,8 @@ def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
                 f"via {runner}{missing}"
             )
         elif item.ok and item.script is not None:
-            lines.append(f"{item.row.where}  {item.key}  -> {_shown(item.script, root)}")
+            via = f"  [{item.via}]" if item.via else ""
+            lines.append(f"{item.row.where}  {item.key}  -> {_shown(item.script, root)}{via}")
         else:
             lines.append(f"{item.row.where}  {item.key}  !! {item.code} {item.problem}")
             for tried in item.tried:
@@ -67,14 +75,97 @@ def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def runner_note(resolved: "Sequence[Resolved]", paths: "SweepPaths", settings: "Settings") -> str:
+    """The runner launcher's closing note: rows by runner script, then how the
+    runner file's labels and nodes resolve."""
+    from governance.sweeps.runner_jobs import FALLBACK_NOTE, RUNNER_PROBLEM, scripts_in
+
+    via = sum(1 for r in resolved if r.via)
+    fallbacks: dict[str, int] = {}
+    for item in resolved:
+        if FALLBACK_NOTE in item.via:
+            label = str(item.row.data.get("runner", ""))
+            how = item.via.rpartition(f"{FALLBACK_NOTE}: ")[2].rstrip(")")
+            fallbacks[f"{label} -> {how}"] = fallbacks.get(f"{label} -> {how}", 0) + 1
+    reasons: dict[str, int] = {}
+    for item in resolved:
+        if not item.ok:
+            reason = (
+                item.problem.removeprefix(RUNNER_PROBLEM)
+                if item.problem.startswith(RUNNER_PROBLEM)
+                else f"{item.code}: no benchmark script or recipe (listed above)"
+            )
+            reasons[reason] = reasons.get(reason, 0) + 1
+    lines = [
+        f"runner scripts: {len(resolved)} rows: {via} resolved, "
+        f"{sum(reasons.values())} unresolvable"
+    ]
+    for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"  unresolvable: {n} {reason}")
+    for how, n in sorted(fallbacks.items()):
+        lines.append(f"  resolved: {n} rows whose label is not in the runner file: {how}")
+    summary = scripts_in(paths, settings).summary()
+    lines.append(
+        f"runner file {settings.runners}: {summary.labels_resolved} of {summary.labels} labels "
+        f"and {summary.nodes_resolved} of {summary.nodes} nodes resolve to a runner script"
+    )
+    for problem, n in sorted({**summary.missing, **summary.refused}.items()):
+        lines.append(f"  {n} node(s): {problem}")
+    return "\n".join(lines) + "\n"
+
+
+def sample_env_text(
+    resolved: "Sequence[Resolved]",
+    launcher: str,
+    paths: "SweepPaths",
+    settings: "Settings",
+    timeout: float,
+) -> str:
+    """The environment the first single-node and first multi-node row that
+    resolve would get, as `KEY=value` lines (values shell-quoted)."""
+    import shlex
+    from dataclasses import replace
+
+    from governance.sweeps.dispatch import adapt_for_launcher
+    from governance.sweeps.jobs import build_job, machine_name
+
+    lines = []
+    for multi in (False, True):
+        item = next(
+            (r for r in resolved if r.ok and r.script and r.row.is_multinode is multi), None
+        )
+        if item is None or item.script is None:
+            continue
+        job = item.job or build_job(
+            item.row,
+            item.script,
+            launch_root=paths.results / "runs" / "dry-run",
+            machine=machine_name(launcher),
+            timeout_seconds=timeout,
+            key=item.key,
+            recipe_path=item.resolution.recipe_path if item.resolution else None,
+        )
+        if not item.via:
+            env = job.env
+        else:
+            ready = adapt_for_launcher(
+                [replace(item, job=job)], launcher, paths, settings, build=True
+            )
+            env = ready[0].job.env if ready[0].job is not None else job.env
+        lines.append(f"# environment of {item.row.where} {item.key} ({item.via or launcher})")
+        for name in sorted(env):
+            value = env[name]
+            shown = value if value.isprintable() else value.encode("unicode_escape").decode()
+            lines.append(f"{name}={shlex.quote(shown)}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
 @guarded
 def launch(
     plan_file: Annotated[
         Path, typer.Option("--plan", help="A plan document: what `gov plan --format json` prints.")
     ],
-    launcher: Annotated[
-        Launcher, typer.Option("--launcher", help="Where the rows run.")
-    ] = Launcher.local,
+    launcher: Annotated[str | None, launcher_option("Where the rows run.")] = None,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Rows at a time.")] = 1,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show each row's script (or why none); run nothing.")
@@ -87,11 +178,20 @@ def launch(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds per row before it is killed.")
     ] = 30000.0,
+    show_env: Annotated[
+        bool,
+        typer.Option(
+            "--show-env",
+            help="With --dry-run: print the environment the first single-node and the first "
+            "multi-node row would get (credentials are never printed).",
+        ),
+    ] = False,
 ) -> None:
     """Run a plan's rows with their launch scripts and record them in the run ledger."""
     from governance.core.diagnostics import FindingsError
     from governance.sweeps.dispatch import (
         Progress,
+        adapt_for_launcher,
         failures,
         harness_reader,
         launch_rows,
@@ -102,40 +202,52 @@ def launch(
     )
     from governance.sweeps.identity import plan_rows
     from governance.sweeps.jobs import machine_name
-    from governance.sweeps.launcher import get_launcher
+    from governance.sweeps.launcher import default_launcher, get_launcher
     from governance.sweeps.ledger import Ledger
     from governance.sweeps.plan_file import load_plan, verify_fingerprints
+    from governance.sweeps.runner_jobs import refused_allocations, swept_checkout
 
     document = load_plan(plan_file)
     repo, settings = open_repo()
     paths = sweep_paths(repo.root, repo.git_dir, settings)
+    name = launcher or default_launcher(repo.root)
     rows = select_only(plan_rows(document), only or [])
     verify_fingerprints(rows, str(plan_file))
-    resolver = resolver_for(paths, settings)
-    resolved = resolve_rows(
-        rows,
-        resolver,
-        paths.results,
-        machine=machine_name(launcher.value),
-        timeout_seconds=timeout,
-        build=not dry_run,
-        harness=harness_reader(paths, settings),
-    )
-    if dry_run:
-        sys.stdout.write(_dry_run_text(resolved, paths.scripts))
-        raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
-    runner = get_launcher(launcher.value, settings, paths.results)
-    ready = sum(1 for r in resolved if r.ok)
-    with Ledger(paths.ledger) as ledger:
-        result = launch_rows(
-            resolved,
-            runner,
-            ledger,
-            commit=repo.worktree.head_sha(),
-            pr=pr,
-            parallel=parallel,
-            on_event=Progress(ready),
+    with swept_checkout(repo, paths, settings, name) as paths:
+        resolved = adapt_for_launcher(
+            resolve_rows(
+                rows,
+                resolver_for(paths, settings),
+                paths.results,
+                machine=machine_name(name),
+                timeout_seconds=timeout,
+                build=not dry_run,
+                harness=harness_reader(paths, settings),
+            ),
+            name,
+            paths,
+            settings,
+            build=not dry_run,
         )
+        if dry_run:
+            sys.stdout.write(_dry_run_text(resolved, paths.scripts))
+            if name == "runner":
+                sys.stdout.write(runner_note(resolved, paths, settings))
+            if show_env:
+                sys.stdout.write(sample_env_text(resolved, name, paths, settings, timeout))
+            raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
+        runner = get_launcher(name, settings, paths.results)
+        ready = sum(1 for r in resolved if r.ok)
+        with Ledger(paths.ledger) as ledger:
+            result = launch_rows(
+                resolved,
+                runner,
+                ledger,
+                commit=repo.worktree.head_sha(),
+                pr=pr,
+                parallel=parallel,
+                on_event=Progress(ready),
+            )
     for outcome in result.outcomes:
         detail = f"  ({outcome.detail})" if outcome.detail else ""
         sys.stdout.write(
@@ -145,6 +257,7 @@ def launch(
     sys.stdout.write(f"ledger: {paths.ledger}\n")
     if result.interrupted:
         raise KeyboardInterrupt
+    refused_allocations(result.outcomes)
     findings = failures(resolved, result.outcomes)
     if findings:
         raise FindingsError(f"{len(findings)} of {len(resolved)} rows did not succeed", findings)
