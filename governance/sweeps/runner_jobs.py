@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from governance.sweeps.dispatch import Resolved, SweepPaths
 
 WORKSPACES = ".runner"
-FALLBACK_NOTE = "label not in the runner file"  # under the results folder: <results>/.runner/<launch>/<job key>
+FALLBACK_NOTE = (
+    "label not in the runner file"  # under the results folder: <results>/.runner/<launch>/<job key>
+)
 
 
 def load_runner_file(checkout: Path, settings: Settings) -> dict[str, tuple[str, ...]]:
