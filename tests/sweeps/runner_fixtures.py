@@ -71,7 +71,7 @@ if [ -z "$JOB_ID" ]; then
 fi
 trap 'scancel "$JOB_ID" 2>/dev/null || true' EXIT
 if [ "$NODES" -gt 1 ]; then
-  srun --jobid="$JOB_ID" --ntasks-per-node=1 bash -c 'echo "worker on $SLURMD_NODENAME"'
+  srun --jobid="$JOB_ID" --nodes="$NODES" --ntasks-per-node=1 bash -c 'echo "worker on $SLURMD_NODENAME"'
 fi
 srun --jobid="$JOB_ID" --nodes=1 --ntasks=1 bash "$SCRIPT"
 """
