@@ -41,16 +41,16 @@ def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
     root = scripts_root.resolve()
     for item in resolved:
         found = item.resolution
+        via = f"  [{item.via}]" if item.via else ""
         if item.ok and found is not None and found.kind != "script":
             where = "srt-slurm checkout" if found.kind == "external" else "repository"
             runner = found.runner_missing or (_shown(item.script, root) if item.script else "")
             missing = " (missing)" if found.runner_missing else ""
             lines.append(
                 f"{item.row.where}  {item.key}  -> recipe {found.recipe} ({where}) "
-                f"via {runner}{missing}"
+                f"via {runner}{missing}{via}"
             )
         elif item.ok and item.script is not None:
-            via = f"  [{item.via}]" if item.via else ""
             lines.append(f"{item.row.where}  {item.key}  -> {_shown(item.script, root)}{via}")
         else:
             lines.append(f"{item.row.where}  {item.key}  !! {item.code} {item.problem}")
@@ -114,6 +114,30 @@ def runner_note(resolved: "Sequence[Resolved]", paths: "SweepPaths", settings: "
     return "\n".join(lines) + "\n"
 
 
+def _escaped(c: str) -> str:
+    """One character inside bash's `$'...'`."""
+    if c in "\\'":
+        return "\\" + c
+    if c.isprintable():
+        return c
+    code = ord(c)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _shell_quoted(value: str) -> str:
+    """`value` as bash reads it back: shlex quoting, or `$'...'` with escapes
+    when it holds a newline or another unprintable character (nothing raw
+    reaches the terminal)."""
+    import shlex
+
+    if value.isprintable():
+        return shlex.quote(value)
+    escaped = "".join(_escaped(c) for c in value)
+    return f"$'{escaped}'"
+
+
 def sample_env_text(
     resolved: "Sequence[Resolved]",
     launcher: str,
@@ -123,7 +147,6 @@ def sample_env_text(
 ) -> str:
     """The environment the first single-node and first multi-node row that
     resolve would get, as `KEY=value` lines (values shell-quoted)."""
-    import shlex
     from dataclasses import replace
 
     from governance.sweeps.dispatch import adapt_for_launcher
@@ -154,9 +177,7 @@ def sample_env_text(
             env = ready[0].job.env if ready[0].job is not None else job.env
         lines.append(f"# environment of {item.row.where} {item.key} ({item.via or launcher})")
         for name in sorted(env):
-            value = env[name]
-            shown = value if value.isprintable() else value.encode("unicode_escape").decode()
-            lines.append(f"{name}={shlex.quote(shown)}")
+            lines.append(f"{name}={_shell_quoted(env[name])}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
