@@ -11,6 +11,7 @@
 * `driver`    - `gov merge-driver`, `gov install-merge-driver`.
 * `pr`        - `gov pr open|list|show|check` on the local forge.
 * `sweeps`    - `gov launch`, `gov runs list|show`.
+* `launch_text` - `gov launch --dry-run`'s runner note and `--show-env` lines.
 * `results`   - `gov results compare`.
 * `pre_commit`- the pre-commit hook's entry point (`gov-pre-commit`).
 """
