@@ -25,8 +25,14 @@ from governance.core import yamlsafe
 from governance.core.diagnostics import UsageError
 from governance.sweeps import runner_contract as contract
 from governance.sweeps.identity import PlanRow, checked_fingerprint
-from governance.sweeps.jobs import extra_settings, result_filename
+from governance.sweeps.jobs import (
+    DEFAULT_TIMEOUT_SECONDS,
+    build_job,
+    extra_settings,
+    result_filename,
+)
 from governance.sweeps.launcher import JobOutcome, LaunchJob
+from governance.sweeps.runfiles import launch_folder
 
 if TYPE_CHECKING:
     from governance.core.settings import Settings
@@ -241,11 +247,12 @@ def adapt(
     """Each resolved row with its node and runner script (`via`), its job
     (when built) under the template's environment; a row whose runner has no
     script is a problem (GOV702, or GOV703 for a name gov refuses)."""
-    del build  # a dry run resolves the same way; it only has no jobs
     scripts = scripts_in(paths, settings)
+    built = [item.job for item in resolved if item.job is not None]
     out = []
     for item in resolved:
-        if not item.ok:
+        job = item.job
+        if not item.ok and not _runner_runs_recipe(item, build):
             out.append(item)
             continue
         choice = scripts.choose(str(item.row.data.get("runner", "")))
@@ -256,9 +263,37 @@ def adapt(
         via = f"{contract.RUNNERS_FOLDER}/{choice.script.name} on {choice.node}"
         if choice.fallback:
             via += f" ({FALLBACK_NOTE}: {choice.fallback})"
-        job = runner_job(item, item.job, choice, paths) if item.job is not None else None
-        out.append(replace(item, job=job, via=via))
+        if job is None and build:  # a recipe row: the runner script runs CONFIG_FILE
+            job = _recipe_job(item, choice, paths, built)
+        job = runner_job(item, job, choice, paths) if job is not None else None
+        out.append(replace(item, job=job, via=via, problem="", code=""))
     return out
+
+
+def _runner_runs_recipe(item: Resolved, build: bool) -> bool:
+    """A recipe row whose recipe runner is missing from the scripts folder:
+    InferenceX's multi-node runner scripts run `CONFIG_FILE` themselves."""
+    found = item.resolution
+    return build and found is not None and bool(found.runner_missing) and item.code == "GOV702"
+
+
+def _recipe_job(
+    item: Resolved, choice: NodeChoice, paths: SweepPaths, built: Sequence[LaunchJob]
+) -> LaunchJob:
+    """The job of a recipe row, in the same launch folder as the others."""
+    assert choice.script is not None
+    root = built[0].result_dir.parent if built else launch_folder(paths.results)
+    timeout = built[0].timeout_seconds if built else DEFAULT_TIMEOUT_SECONDS
+    recipe = item.resolution.recipe_path if item.resolution is not None else None
+    return build_job(
+        item.row,
+        choice.script,
+        launch_root=root,
+        machine=choice.node,
+        timeout_seconds=timeout,
+        key=item.key,
+        recipe_path=recipe,
+    )
 
 
 def preview(item: Resolved, job: LaunchJob, paths: SweepPaths, settings: Settings) -> LaunchJob:

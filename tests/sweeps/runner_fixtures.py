@@ -17,6 +17,8 @@ RUNNER_FILE = """labels:
     - testrig_01
   mi355x-disagg:
     - testrig_02
+  gb200:
+    - testrig_03
 """
 
 # The benchmark scripts write where InferenceX's do: the result file in the
@@ -44,7 +46,11 @@ echo "loading model" && echo "CUDA error: out of memory" >&2 && exit 3
 # the way InferenceX's launchers name it.
 LOCAL_RUNNER = """#!/usr/bin/env bash
 set -euo pipefail
-if [ "${IS_MULTINODE:-}" = true ]; then
+if [ -n "${CONFIG_FILE:-}" ]; then  # an srt-slurm recipe, as launch_gb200-nv.sh runs one
+  for conc in $CONC_LIST; do
+    echo "{\\"recipe\\": \\"$CONFIG_FILE\\"}" > "${RESULT_FILENAME}_conc${conc}.json"
+  done
+elif [ "${IS_MULTINODE:-}" = true ]; then
   bash "benchmarks/multi_node/${EXP_NAME%%_*}_${PRECISION}_mi355x_${FRAMEWORK}.sh"
 else
   bash "benchmarks/single_node/${SCENARIO_SUBDIR}${EXP_NAME%%_*}_${PRECISION}_mi300x.sh"

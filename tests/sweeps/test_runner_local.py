@@ -63,6 +63,23 @@ def test_a_multi_node_row_gets_the_multinode_contract(repo: Repo, tmp_path: Path
     assert "testrig_02_recipe-" in names[0]
 
 
+def test_a_recipe_row_runs_through_the_runner_script(repo: Repo, tmp_path: Path) -> None:
+    # No recipe runner in the scripts folder: the runner script runs CONFIG_FILE.
+    row = make_multinode_row(
+        prefill=["CONFIG_FILE=recipes/gb200/dsr1.yaml"], runner="gb200", framework="dynamo-sglang"
+    )
+    plan = write_plan(tmp_path / "plan.json", [], [row])
+    local = run_gov("-C", str(repo.path), "launch", "--plan", str(plan), "--launcher", "local")
+    assert local.exit_code == 1 and "srt-slurm.sh" in local.stdout + local.stderr
+    run = run_gov("-C", str(repo.path), "launch", "--plan", str(plan))
+    assert run.exit_code == 0, run.stdout + run.stderr
+    [record] = [r for r in runs(repo) if r["launcher"] == "runner"]
+    results = sorted(Path(str(record["result_path"])).glob("*_testrig_03_recipe-*_conc*.json"))
+    assert [json.loads(p.read_text()) for p in results] == [
+        {"recipe": "recipes/gb200/dsr1.yaml"}
+    ] * 2
+
+
 def test_a_failing_runner_script_is_the_rows_failure_with_its_log_tail(
     make_repo, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
@@ -83,7 +100,7 @@ def test_dry_run_names_runner_node_and_environment(repo: Repo, tmp_path: Path) -
     assert "[runners/launch_testrig.sh on testrig_00]" in run.stdout
     assert "runner scripts: 2 rows: 1 resolved, 1 unresolvable" in run.stdout
     assert "runner label 'mi300x-gone' is not in configs/runners.yaml" in run.stdout
-    assert "2 of 2 labels and 3 of 3 nodes resolve to a runner script" in run.stdout
+    assert "3 of 3 labels and 4 of 4 nodes resolve to a runner script" in run.stdout
     env = dict(
         line.split("=", 1) for line in run.stdout.splitlines() if line[:1].isupper() and "=" in line
     )
