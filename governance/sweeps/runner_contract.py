@@ -121,6 +121,21 @@ SECRETS = ("HF_TOKEN", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")
 # every job) and gov's own GOV_* (the row as JSON, node count, recipe path).
 ADDED = ("GITHUB_WORKSPACE",)
 ADDED_PREFIX = "GOV_"
+# How the names neither a constant nor the row's own value are computed
+# (docs/sweeps.md's table says the same).
+DERIVED = {
+    "RUNNER_NAME": "a node of the row's runner label in the runner file (rows take them in turn)",
+    "RUNNER_TYPE": "the row's runner label",
+    "RESULT_FILENAME_BASE": "RF (machine part: RUNNER_NAME)",
+    "RESULT_FILENAME": "RF, then `_recipe-<first 16 hex>` when the row has a fingerprint",
+    "GPU_COUNT": "TP × PP_SIZE × PCP_SIZE",
+    "SCENARIO_SUBDIR": "`agentic/` or `fixed_seq_len/`",
+    "IS_AGENTIC": "`1` or `0`",
+    "CONC_LIST": "the row's concurrencies, space-separated",
+    "ROUTER_METADATA": "the row's `router` as GitHub's `toJson`",
+    "KV_OFFLOAD_BACKEND_METADATA": "the row's `kv-offload-backend` as GitHub's `toJson`",
+    "GITHUB_WORKSPACE": "the row's workspace (`<results>/.runner/<launch>/<job key>`)",
+}
 # Where gov's value knowingly differs from the template's, and why.
 DEPARTURES = {
     "CONC": "multi node: the first of CONC_LIST (the template passes `conc` to agentic rows only)",
