@@ -206,7 +206,8 @@ def launcher_option(help: str) -> Any:
 
     def parse(value: str) -> str:
         if value.lower() not in names:
-            raise typer.BadParameter(f"{value!r} is not one of {', '.join(names)}")
+            choices = ", ".join(repr(name) for name in names)
+            raise typer.BadParameter(f"{value!r} is not one of {choices}")
         return value.lower()
 
     return typer.Option(

@@ -103,7 +103,7 @@ def launch(
 ) -> None:
     """Run a plan's rows with their launch scripts and record them in the run ledger."""
     from governance.cli.launch_text import runner_note, sample_env_text
-    from governance.core.diagnostics import FindingsError
+    from governance.core.diagnostics import FindingsError, UsageError
     from governance.sweeps.dispatch import (
         Progress,
         adapt_for_launcher,
@@ -122,6 +122,8 @@ def launch(
     from governance.sweeps.plan_file import load_plan, verify_fingerprints
     from governance.sweeps.runner_jobs import refused_allocations, swept_checkout
 
+    if show_env and not dry_run:
+        raise UsageError("--show-env goes with --dry-run", "add --dry-run: nothing is launched then")
     document = load_plan(plan_file)
     repo, settings = open_repo()
     paths = sweep_paths(repo.root, repo.git_dir, settings)

@@ -142,4 +142,4 @@ def test_an_unknown_launcher_lists_the_registry(repo: Repo, tmp_path: Path) -> N
     plan = write_plan(tmp_path / "plan.json", [make_row()], [])
     run = run_gov("-C", str(repo.path), "launch", "--plan", str(plan), "--launcher", "k8s")
     assert run.exit_code == 2
-    assert "'k8s' is not one of " + ", ".join(launcher_names()) in run.stderr
+    assert "'k8s' is not one of " + ", ".join(map(repr, launcher_names())) in run.stderr
