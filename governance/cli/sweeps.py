@@ -123,7 +123,9 @@ def launch(
     from governance.sweeps.runner_jobs import refused_allocations, swept_checkout
 
     if show_env and not dry_run:
-        raise UsageError("--show-env goes with --dry-run", "add --dry-run: nothing is launched then")
+        raise UsageError(
+            "--show-env goes with --dry-run", "add --dry-run: nothing is launched then"
+        )
     document = load_plan(plan_file)
     repo, settings = open_repo()
     paths = sweep_paths(repo.root, repo.git_dir, settings)

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from governance.core import yamlsafe
 from governance.sweeps import runner_contract as contract
 from governance.sweeps.identity import plan_rows
 from tests.harness import CORPUS, Repo, git, run_gov
@@ -57,7 +57,7 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any
 
 
 def runner_file(clone: Path) -> dict[str, list[str]]:
-    return dict(yaml.safe_load((clone / "configs" / "runners.yaml").read_text())["labels"])
+    return dict(yamlsafe.load((clone / "configs" / "runners.yaml").read_text())["labels"])
 
 
 def has_script(clone: Path, node: str) -> bool:
@@ -143,12 +143,12 @@ def template_env(clone: Path, row: dict[str, Any], node: str, multi: bool) -> di
     template's `env:`, the launch step's `env:`, then its shell up to the runner script."""
     workflows = clone / ".github" / "workflows"
     name = "benchmark-multinode-tmpl.yml" if multi else "benchmark-tmpl.yml"
-    sweep = yaml.safe_load((workflows / "run-sweep.yml").read_text())
+    sweep = yamlsafe.load((workflows / "run-sweep.yml").read_text())
     job = next(
         j for j in sweep["jobs"].values()
         if j.get("uses", "").endswith(f"/{name}") and re.search(r"\b\d+k\d+k\b", j.get("name", ""))
     )  # fmt: skip
-    template = yaml.safe_load((workflows / name).read_text())
+    template = yamlsafe.load((workflows / name).read_text())
     declared = (template.get("on") or template[True])["workflow_call"]["inputs"]
     given = {k: evaluate(v, {"matrix": {"config": row}}) for k, v in job["with"].items()}
     inputs = {k: given.get(k, spec.get("default")) for k, spec in declared.items()}

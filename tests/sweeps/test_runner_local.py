@@ -5,18 +5,22 @@ with the job template's environment, and collects the template's files."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from governance.sweeps.launcher import default_launcher, launcher_names
+from governance.sweeps.runner_launcher import collect, refusal
 from tests.harness import Repo, run_gov
 from tests.sweeps.conftest import make_multinode_row, make_row
 from tests.sweeps.runner_fixtures import FAILING, LOCAL_RUNNER, runner_repo, write_plan
 
+MakeRepo = Callable[..., Repo]
+
 
 @pytest.fixture
-def repo(make_repo) -> Repo:  # type: ignore[no-untyped-def]
+def repo(make_repo: MakeRepo) -> Repo:
     return runner_repo(make_repo("bench"), LOCAL_RUNNER)
 
 
@@ -29,7 +33,8 @@ def test_rows_run_through_the_runner_script_by_default(repo: Repo, tmp_path: Pat
     assert default_launcher(repo.path) == "runner" and "runner" in launcher_names()
     # The working tree differs from HEAD: the row runs the commit's script.
     repo.write("benchmarks/single_node/fixed_seq_len/dsr1_fp8_mi300x.sh", "exit 9\n")
-    plan = write_plan(tmp_path / "plan.json", [make_row(), make_row(conc=8)], [])
+    row = make_row()
+    plan = write_plan(tmp_path / "plan.json", [row, make_row(conc=8)], [])
     run = run_gov("-C", str(repo.path), "launch", "--plan", str(plan), "--parallel", "2")
     assert run.exit_code == 0, run.stdout + run.stderr
     recorded = runs(repo)
@@ -81,8 +86,8 @@ def test_a_recipe_row_runs_through_the_runner_script(repo: Repo, tmp_path: Path)
 
 
 def test_a_failing_runner_script_is_the_rows_failure_with_its_log_tail(
-    make_repo, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     repo = runner_repo(make_repo("failing"), LOCAL_RUNNER, single=FAILING)
     plan = write_plan(tmp_path / "plan.json", [make_row()], [])
     run = run_gov("-C", str(repo.path), "launch", "--plan", str(plan))
@@ -119,8 +124,8 @@ def test_dry_run_names_runner_node_and_environment(repo: Repo, tmp_path: Path) -
     ],
 )
 def test_node_names_from_the_runner_file_are_checked(
-    make_repo, tmp_path: Path, nodes: str, problem: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_repo: MakeRepo, tmp_path: Path, nodes: str, problem: str
+) -> None:
     repo = runner_repo(make_repo("names"), LOCAL_RUNNER)
     repo.commit("Runner file", **{"configs/runners.yaml": "labels:\n  mi300x:\n" + nodes})
     plan = write_plan(tmp_path / "plan.json", [make_row()], [])
@@ -128,7 +133,9 @@ def test_node_names_from_the_runner_file_are_checked(
     assert run.exit_code == 1 and problem in run.stdout, run.stdout + run.stderr
 
 
-def test_a_symlinked_runner_script_leaving_runners_is_refused(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_symlinked_runner_script_leaving_runners_is_refused(
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     repo = runner_repo(make_repo("link"), LOCAL_RUNNER)
     (repo.path / "runners" / "launch_testrig.sh").unlink()
     (repo.path / "runners" / "launch_testrig.sh").symlink_to("../benchmarks/x.sh")
@@ -143,3 +150,33 @@ def test_an_unknown_launcher_lists_the_registry(repo: Repo, tmp_path: Path) -> N
     run = run_gov("-C", str(repo.path), "launch", "--plan", str(plan), "--launcher", "k8s")
     assert run.exit_code == 2
     assert "'k8s' is not one of " + ", ".join(map(repr, launcher_names())) in run.stderr
+
+
+def test_collect_copies_only_regular_files_inside_the_workspace(tmp_path: Path) -> None:
+    workspace, results, outside = tmp_path / "ws", tmp_path / "res", tmp_path / "outside"
+    (workspace / "results").mkdir(parents=True)
+    outside.mkdir()
+    results.mkdir()
+    (outside / "secret.log").write_text("not the row's")
+    (workspace / "RF.json").write_text("{}")
+    (workspace / "results" / "server.log").write_text("log")
+    (workspace / "results" / "link.log").symlink_to(outside / "secret.log")
+    (workspace / "LOGS").symlink_to(outside)  # a folder leaving the workspace
+    (results / "gov-row.json").write_text("gov's")
+    (workspace / "gov-row.json").write_text("the script's")
+    copied = collect(
+        workspace, results, ("{RF}.json", "results/*.log", "LOGS/*", "gov-row.json"), "RF"
+    )
+    assert sorted(copied) == ["RF.json", "results/server.log"]
+    assert (results / "gov-row.json").read_text() == "gov's"
+    assert not (results / "LOGS").exists()
+
+
+def test_a_refusal_is_read_from_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    log.write_text("salloc: error: Job submit/allocate failed: Invalid partition name specified\n")
+    assert refusal(log) == "Job submit/allocate failed: Invalid partition name specified"
+    log.write_text(
+        "salloc: Granted job allocation 7\nsrun: error: task 0: Exited with exit code 1\n"
+    )
+    assert refusal(log) == ""  # granted: the benchmark failed, not the allocation

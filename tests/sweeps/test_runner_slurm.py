@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,8 @@ from tests.sweeps.conftest import make_multinode_row, make_row
 from tests.sweeps.runner_fixtures import SLURM_RUNNER, runner_repo, write_plan
 from tests.sweeps.test_slurm_multinode import usable_nodes
 
+MakeRepo = Callable[..., Repo]
+
 UNAVAILABLE = slurm_available()
 if UNAVAILABLE is None and usable_nodes() < 2:
     UNAVAILABLE = f"the cluster has {usable_nodes()} usable node(s), the multi-node row needs 2"
@@ -32,7 +35,7 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def repo(make_repo) -> Repo:  # type: ignore[no-untyped-def]
+def repo(make_repo: MakeRepo) -> Repo:
     return runner_repo(make_repo("slurm-bench"), SLURM_RUNNER)
 
 
