@@ -180,3 +180,29 @@ def test_a_refusal_is_read_from_the_log(tmp_path: Path) -> None:
         "salloc: Granted job allocation 7\nsrun: error: task 0: Exited with exit code 1\n"
     )
     assert refusal(log) == ""  # granted: the benchmark failed, not the allocation
+
+
+def test_prepare_merges_sweep_runs_rerun_rows_through_the_runner(repo: Repo) -> None:
+    from governance.core.settings import load_settings
+    from governance.git.repo import GitRepo
+    from governance.merge.sweep_service import sweep_after_merge
+    from governance.sweeps.reuse import ReuseMode
+    from tests.sweeps.conftest import plan_of
+
+    git_repo = GitRepo(repo.path)
+    head = repo.git("rev-parse", "HEAD")
+    section = sweep_after_merge(
+        git_repo,
+        load_settings(git_repo.root),
+        plan_of([make_row()]),
+        7,
+        [head],
+        "runner",
+        ReuseMode.AUTO,
+        False,
+        progress=False,
+    )
+    assert section.ok and section.launch is not None, section.render_text()
+    [outcome] = section.launch.outcomes
+    assert str(outcome.job.script).endswith("runners/launch_testrig.sh")
+    assert [r["launcher"] for r in runs(repo)] == ["runner"]
