@@ -296,15 +296,6 @@ def _recipe_job(
     )
 
 
-def preview(item: Resolved, job: LaunchJob, paths: SweepPaths, settings: Settings) -> LaunchJob:
-    """The job `item` would get (its label's first node with a script): what
-    `gov launch --dry-run --show-env` prints."""
-    choice = scripts_in(paths, settings).choose(str(item.row.data.get("runner", "")))
-    if choice.script is None:
-        raise UsageError(f"{item.row.where}: {choice.problem}", "see gov launch --dry-run")
-    return runner_job(item, job, choice, paths)
-
-
 def collected(row: PlanRow) -> tuple[str, ...]:
     """The globs the template's later steps collect for `row` (with `{RF}`)."""
     kind = "multi" if row.is_multinode else "single"
