@@ -53,7 +53,8 @@ def load_runner_file(checkout: Path, settings: Settings) -> dict[str, tuple[str,
         data = yamlsafe.load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(
-            f"{where}: cannot read the runner file ({exc})",
+            f"{where}: cannot read the runner file in the swept checkout "
+            f"({getattr(exc, 'strerror', None) or exc})",
             "the runner launcher picks a node of each row's runner label there; "
             "set `runners` in [tool.gov] or use --launcher local",
         ) from exc
