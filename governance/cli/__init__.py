@@ -12,6 +12,7 @@
 * `pr`        - `gov pr open|list|show|check` on the local forge.
 * `sweeps`    - `gov launch`, `gov runs list|show`.
 * `gate`      - `gov sweep-gate`, and the `--labels` / `--event` modifiers of check and plan.
-* `results`   - `gov results compare`.
+* `launch_text` - `gov launch --dry-run`'s runner note and `--show-env` lines.
+* `results`   - `gov results compare`, `gov results publish`, `gov runs import`.
 * `pre_commit`- the pre-commit hook's entry point (`gov-pre-commit`).
 """

@@ -196,11 +196,27 @@ def format_option(help: str = "Output format.") -> Any:
     return typer.Option("--format", help=help, case_sensitive=False)
 
 
-class Launcher(StrEnum):
-    """Where rows run: this machine, or a Slurm cluster."""
+def launcher_option(help: str) -> Any:
+    """The one `--launcher` option: its choices are the launcher registry's
+    (`governance.sweeps.launcher.REGISTRY`); not given, the repository's layout
+    decides (`default_launcher`: `runner` with a `runners/` folder, else `local`)."""
+    from governance.sweeps.launcher import launcher_names
 
-    local = "local"
-    slurm = "slurm"
+    names = launcher_names()
+
+    def parse(value: str) -> str:
+        if value.lower() not in names:
+            choices = ", ".join(repr(name) for name in names)
+            raise typer.BadParameter(f"{value!r} is not one of {choices}")
+        return value.lower()
+
+    return typer.Option(
+        "--launcher",
+        help=f"{help} Default: runner when the checkout has runners/launch_*.sh, else local.",
+        metavar="[" + "|".join(names) + "]",
+        parser=parse,
+        show_default=False,
+    )
 
 
 class Scenario(StrEnum):

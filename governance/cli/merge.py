@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from governance.cli.common import (
-    Launcher,
     TextOrJson,
     format_option,
     guarded,
+    launcher_option,
     main_branch_name,
     open_repo,
     state,
@@ -104,9 +104,7 @@ def prepare_merge(
             "pushing (default: the sweep-on-merge setting, false: plan and report only).",
         ),
     ] = None,
-    launcher: Annotated[
-        Launcher, typer.Option("--launcher", help="Where rerun rows run.")
-    ] = Launcher.local,
+    launcher: Annotated[str | None, launcher_option("Where rerun rows run.")] = None,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Rows at a time.")] = 1,
     rerun_all: Annotated[
         bool, typer.Option("--rerun-all", help="Reuse nothing: run every row again.")
@@ -153,7 +151,7 @@ def prepare_merge(
         check_timeout=check_timeout,
     )
     mode = reuse_mode(rerun_all=rerun_all, reuse_only=reuse_only)
-    hook = sweep_hook(repo, settings, sweep, SweepOptions(launcher.value, mode, parallel))
+    hook = sweep_hook(repo, settings, sweep, SweepOptions(launcher or "", mode, parallel))
     report = run(repo, settings, the_forge, options, sweep=hook)
     render = render_json if output is TextOrJson.json else render_text
     sys.stdout.write(render(report))

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from governance.cli.common import Launcher, TextOrJson, format_option, guarded, open_repo
+from governance.cli.common import (
+    TextOrJson,
+    format_option,
+    guarded,
+    launcher_option,
+    open_repo,
+)
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 if TYPE_CHECKING:
@@ -34,16 +40,17 @@ def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
     root = scripts_root.resolve()
     for item in resolved:
         found = item.resolution
+        via = f"  [{item.via}]" if item.via else ""
         if item.ok and found is not None and found.kind != "script":
             where = "srt-slurm checkout" if found.kind == "external" else "repository"
             runner = found.runner_missing or (_shown(item.script, root) if item.script else "")
             missing = " (missing)" if found.runner_missing else ""
             lines.append(
                 f"{item.row.where}  {item.key}  -> recipe {found.recipe} ({where}) "
-                f"via {runner}{missing}"
+                f"via {runner}{missing}{via}"
             )
         elif item.ok and item.script is not None:
-            lines.append(f"{item.row.where}  {item.key}  -> {_shown(item.script, root)}")
+            lines.append(f"{item.row.where}  {item.key}  -> {_shown(item.script, root)}{via}")
         else:
             lines.append(f"{item.row.where}  {item.key}  !! {item.code} {item.problem}")
             for tried in item.tried:
@@ -72,9 +79,7 @@ def launch(
     plan_file: Annotated[
         Path, typer.Option("--plan", help="A plan document: what `gov plan --format json` prints.")
     ],
-    launcher: Annotated[
-        Launcher, typer.Option("--launcher", help="Where the rows run.")
-    ] = Launcher.local,
+    launcher: Annotated[str | None, launcher_option("Where the rows run.")] = None,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Rows at a time.")] = 1,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show each row's script (or why none); run nothing.")
@@ -87,11 +92,21 @@ def launch(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds per row before it is killed.")
     ] = 30000.0,
+    show_env: Annotated[
+        bool,
+        typer.Option(
+            "--show-env",
+            help="With --dry-run: print the environment the first single-node and the first "
+            "multi-node row would get (credentials are never printed).",
+        ),
+    ] = False,
 ) -> None:
     """Run a plan's rows with their launch scripts and record them in the run ledger."""
-    from governance.core.diagnostics import FindingsError
+    from governance.cli.launch_text import runner_note, sample_env_text
+    from governance.core.diagnostics import FindingsError, UsageError
     from governance.sweeps.dispatch import (
         Progress,
+        adapt_for_launcher,
         failures,
         harness_reader,
         launch_rows,
@@ -102,40 +117,56 @@ def launch(
     )
     from governance.sweeps.identity import plan_rows
     from governance.sweeps.jobs import machine_name
-    from governance.sweeps.launcher import get_launcher
+    from governance.sweeps.launcher import default_launcher, get_launcher
     from governance.sweeps.ledger import Ledger
     from governance.sweeps.plan_file import load_plan, verify_fingerprints
+    from governance.sweeps.runner_jobs import refused_allocations, swept_checkout
 
+    if show_env and not dry_run:
+        raise UsageError(
+            "--show-env goes with --dry-run", "add --dry-run: nothing is launched then"
+        )
     document = load_plan(plan_file)
     repo, settings = open_repo()
     paths = sweep_paths(repo.root, repo.git_dir, settings)
+    name = launcher or default_launcher(repo.root)
     rows = select_only(plan_rows(document), only or [])
     verify_fingerprints(rows, str(plan_file))
-    resolver = resolver_for(paths, settings)
-    resolved = resolve_rows(
-        rows,
-        resolver,
-        paths.results,
-        machine=machine_name(launcher.value),
-        timeout_seconds=timeout,
-        build=not dry_run,
-        harness=harness_reader(paths, settings),
-    )
-    if dry_run:
-        sys.stdout.write(_dry_run_text(resolved, paths.scripts))
-        raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
-    runner = get_launcher(launcher.value, settings, paths.results)
-    ready = sum(1 for r in resolved if r.ok)
-    with Ledger(paths.ledger) as ledger:
-        result = launch_rows(
-            resolved,
-            runner,
-            ledger,
-            commit=repo.worktree.head_sha(),
-            pr=pr,
-            parallel=parallel,
-            on_event=Progress(ready),
+    with swept_checkout(repo, paths, settings, name) as paths:
+        resolved = adapt_for_launcher(
+            resolve_rows(
+                rows,
+                resolver_for(paths, settings),
+                paths.results,
+                machine=machine_name(name),
+                timeout_seconds=timeout,
+                build=not dry_run,
+                harness=harness_reader(paths, settings),
+            ),
+            name,
+            paths,
+            settings,
+            build=not dry_run,
         )
+        if dry_run:
+            sys.stdout.write(_dry_run_text(resolved, paths.scripts))
+            if name == "runner":
+                sys.stdout.write(runner_note(resolved, paths, settings))
+            if show_env:
+                sys.stdout.write(sample_env_text(resolved, name, paths, settings, timeout))
+            raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
+        runner = get_launcher(name, settings, paths.results)
+        ready = sum(1 for r in resolved if r.ok)
+        with Ledger(paths.ledger) as ledger:
+            result = launch_rows(
+                resolved,
+                runner,
+                ledger,
+                commit=repo.worktree.head_sha(),
+                pr=pr,
+                parallel=parallel,
+                on_event=Progress(ready),
+            )
     for outcome in result.outcomes:
         detail = f"  ({outcome.detail})" if outcome.detail else ""
         sys.stdout.write(
@@ -145,6 +176,7 @@ def launch(
     sys.stdout.write(f"ledger: {paths.ledger}\n")
     if result.interrupted:
         raise KeyboardInterrupt
+    refused_allocations(result.outcomes)
     findings = failures(resolved, result.outcomes)
     if findings:
         raise FindingsError(f"{len(findings)} of {len(resolved)} rows did not succeed", findings)

@@ -24,6 +24,7 @@ from governance.sweeps.dispatch import (
     LaunchResult,
     Progress,
     Resolved,
+    adapt_for_launcher,
     harness_reader,
     launch_rows,
     resolve_rows,
@@ -222,14 +223,20 @@ def sweep_after_merge(
             if not dry_run:
                 ledger.attribute(commit, pr_number, attribution(section))
             return section
-        section.resolved = resolve_rows(
-            rerun,
-            resolver,
-            paths.results,
-            machine=machine,
-            timeout_seconds=timeout_seconds,
+        section.resolved = adapt_for_launcher(
+            resolve_rows(
+                rerun,
+                resolver,
+                paths.results,
+                machine=machine,
+                timeout_seconds=timeout_seconds,
+                build=not dry_run,
+                harness=harness,
+            ),
+            launcher_name,
+            paths,
+            settings,
             build=not dry_run,
-            harness=harness,
         )
         if dry_run:
             return section

@@ -29,7 +29,7 @@ from governance.sweeps.reuse import ReuseMode
 
 @dataclass(frozen=True, slots=True)
 class SweepOptions:
-    launcher: str = "local"
+    launcher: str = "local"  # "": the default for the checkout (`launcher.default_launcher`)
     mode: ReuseMode = ReuseMode.AUTO
     parallel: int = 1
     timeout_seconds: float | None = None  # None: the launch service's default
@@ -74,6 +74,9 @@ class SweepAfterMerge:
         tree = checkout / "tree"
         self.repo.worktree.add_linked(tree, request.prepared)
         try:
+            from governance.sweeps.launcher import default_launcher
+
+            launcher = self.options.launcher or default_launcher(tree)
             section = sweep_after_merge(
                 self.repo,
                 self.settings,
@@ -82,7 +85,7 @@ class SweepAfterMerge:
                 # the prepared commit counts as the PR's: a rerun of a failed
                 # prepare-merge reuses what the first attempt launched
                 (*request.pr_commits, request.prepared),
-                self.options.launcher,
+                launcher,
                 self.options.mode,
                 request.dry_run,
                 pr_head_document=self._pr_head_plan(request),

@@ -9,8 +9,11 @@
 * `multinode`      - multi-node rows: per-family script or recipe rules, node counts.
 * `jobs`           - plan row -> `LaunchJob`: environment, result file name, folders.
 * `extra_env`      - the allow-list of `additional-settings` names a row may export.
-* `launcher`       - the seam between gov and whatever runs a row; launchers by name.
+* `launcher`       - the seam between gov and whatever runs a row; the registry of launchers.
 * `local_launcher` - run jobs on this machine, K at a time.
+* `runner_contract` - the runner launcher's contract as data: scripts, environment, files.
+* `runner_jobs`    - rows -> runner jobs: node, runner script, the job template's environment.
+* `runner_launcher` - each row through its runner's `runners/launch_<prefix>.sh` in a workspace.
 * `slurm_client`   - talking to a Slurm cluster: tools, job states, queries, cancel.
 * `slurm_manifest` - a Slurm launch folder (manifest, wrapper) and its sbatch line.
 * `slurm_launcher` - one job array per launch, followed until every task ends.

@@ -98,6 +98,7 @@ class Resolved:
     code: str = ""  # GOV702 no script / GOV703 unsafe value
     resolution: Resolution | None = None  # what the naming rules said
     harness: Harness | None = None  # the files the row runs (None: not traced)
+    via: str = ""  # what runs the script, when a launcher's adapter says (runner and node)
 
     @property
     def ok(self) -> bool:
@@ -187,6 +188,25 @@ def resolve_rows(
             Resolved(row, key, found.script, job, found.tried, resolution=found, harness=traced)
         )
     return out
+
+
+def adapt_for_launcher(
+    resolved: Sequence[Resolved],
+    launcher_name: str,
+    paths: SweepPaths,
+    settings: Settings,
+    *,
+    build: bool,
+) -> list[Resolved]:
+    """The rows as launcher `launcher_name` runs them: its registry adapter
+    (`launcher.REGISTRY`) may give each row what runs it, or a problem."""
+    from governance.sweeps.launcher import launcher_spec, load_target
+
+    spec = launcher_spec(launcher_name)
+    if not spec.adapter:
+        return list(resolved)
+    adapter = load_target(spec.adapter, launcher_name)
+    return list(adapter(resolved, paths, settings, build=build))
 
 
 @dataclass(slots=True)

@@ -79,6 +79,12 @@ class LaunchJob:
     # Multi-node rows: the nodes their prefill and decode workers need (one
     # Slurm job each, one task per node); None for a single-node row.
     nodes: int | None = None
+    # The checkout of the commit being swept, for launchers that run a row
+    # from a copy of it (the runner launcher's workspace); None otherwise.
+    checkout: Path | None = None
+    # What such a launcher copies from the workspace into `result_dir` when
+    # the row ends: globs relative to the workspace, `{RF}` = RESULT_FILENAME.
+    collect: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,9 @@ class JobOutcome:
     ended_at: datetime
     log_path: Path  # combined stdout and stderr, inside result_dir
     detail: str = ""  # why it failed, in one line
+    # The cluster refused the row's allocation (its reason): a usage problem
+    # (GOV706, exit 2), not a benchmark failure. "" otherwise.
+    refused: str = ""
 
 
 class Launcher(Protocol):
@@ -115,12 +124,74 @@ class Launcher(Protocol):
     ) -> list[JobOutcome]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class LauncherSpec:
+    """One entry of the launcher registry: the CLI's `--launcher` choices and
+    the docs' table come from here."""
+
+    name: str
+    target: str  # "module:Class", imported only when chosen
+    summary: str  # one line for the docs and `--help`
+    # "module:function" adapting resolved rows to this launcher before a
+    # launch or a dry run (`dispatch.adapt_for_launcher`); "" when none.
+    adapter: str = ""
+
+
 # Launchers by name. Only the chosen one is imported (Slurm code and its
 # dependencies stay out of a local run).
-LAUNCHERS = {
-    "local": "governance.sweeps.local_launcher:LocalLauncher",
-    "slurm": "governance.sweeps.slurm_launcher:SlurmLauncher",
-}
+REGISTRY = (
+    LauncherSpec(
+        "local",
+        "governance.sweeps.local_launcher:LocalLauncher",
+        "each row's benchmark script as a process on this machine, K at a time",
+    ),
+    LauncherSpec(
+        "slurm",
+        "governance.sweeps.slurm_launcher:SlurmLauncher",
+        "each row's benchmark script as a task of one Slurm job array (docs/slurm.md)",
+    ),
+    LauncherSpec(
+        "runner",
+        "governance.sweeps.runner_launcher:RunnerLauncher",
+        "each row through its runner's `runners/launch_<node prefix>.sh`, in a workspace "
+        "checked out from the swept commit, with the job template's environment",
+        adapter="governance.sweeps.runner_jobs:adapt",
+    ),
+)
+LAUNCHERS = {spec.name: spec.target for spec in REGISTRY}
+
+
+def launcher_names() -> list[str]:
+    """The registered launcher names, in registry order (the CLI's choices)."""
+    return [spec.name for spec in REGISTRY]
+
+
+def launcher_spec(name: str) -> LauncherSpec:
+    for spec in REGISTRY:
+        if spec.name == name:
+            return spec
+    raise UsageError(f"unknown launcher {name!r}", "known: " + ", ".join(launcher_names()))
+
+
+def default_launcher(checkout: Path) -> str:
+    """`runner` when the checkout has runner scripts (`runners/launch_*.sh`,
+    InferenceX's layout), else `local`."""
+    from governance.sweeps.runner_contract import RUNNERS_FOLDER, SCRIPT_GLOB
+
+    folder = checkout / RUNNERS_FOLDER
+    return "runner" if folder.is_dir() and any(folder.glob(SCRIPT_GLOB)) else "local"
+
+
+def load_target(target: str, what: str) -> Any:
+    """The attribute a "module:name" registry target names (UsageError if absent)."""
+    module_name, _, attr = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(
+            f"launcher {what!r} is not available: {exc}",
+            "use --launcher local, or install the launcher's module",
+        ) from exc
 
 
 def get_launcher(name: str, settings: Any = None, results: Path | None = None) -> Launcher:
@@ -130,15 +201,7 @@ def get_launcher(name: str, settings: Any = None, results: Path | None = None) -
     target = LAUNCHERS.get(name)
     if target is None:
         raise UsageError(f"unknown launcher {name!r}", "known: " + ", ".join(sorted(LAUNCHERS)))
-    module_name, _, attr = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-        cls = getattr(module, attr)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(
-            f"launcher {name!r} is not available: {exc}",
-            "use --launcher local, or install the launcher's module",
-        ) from exc
+    cls = load_target(target, name)
     try:
         factory = getattr(cls, "from_settings", None)
         launcher = factory(settings, results) if callable(factory) else cls()

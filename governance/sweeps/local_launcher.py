@@ -78,16 +78,21 @@ class LocalLauncher:
     def from_settings(cls, _settings: object, results: Path | None) -> LocalLauncher:
         return cls(scope=results)
 
+    def _command(self, job: LaunchJob) -> tuple[list[str], Path]:
+        """The argv and working directory of a job (a subclass may run it elsewhere)."""
+        return script_argv(job.script), job.result_dir
+
     def _start(self, index: int, job: LaunchJob) -> _Running:
         job.result_dir.mkdir(parents=True, exist_ok=True)
+        argv, cwd = self._command(job)
         log = open(job.result_dir / LOG_NAME, "wb")  # noqa: SIM115 (closed in _finish)
         # Inherited by everything the script starts: a later run finds them
         # if this process dies (`orphans`).
         env = {**self._base, **job.env, OWNER_ENV: owner_token(self._scope or "")}
         try:
             process = subprocess.Popen(
-                script_argv(job.script),
-                cwd=job.result_dir,
+                argv,
+                cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
