@@ -92,3 +92,14 @@ def gov_exe() -> str:
     if exe is None:
         pytest.skip("the gov console script is not installed (pip install -e .)")
     return exe
+
+
+@pytest.fixture
+def pr_repo(sweep_repo: Repo) -> Repo:
+    """Branch `pr` appends one entry on the example repository (not opened, not landed)."""
+    sweep_repo.configure_identity()
+    sweep_repo.git("checkout", "-q", "-b", "pr")
+    from tests.sweeps.test_cli_sweeps import append_entry
+
+    append_entry(sweep_repo, "dsr1-fp8-mi300x-sglang")
+    return sweep_repo

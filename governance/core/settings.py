@@ -64,6 +64,10 @@ class Settings:
     # prepare-merge, a reusable run whose harness differs only in files main
     # changed after the sweep: "reuse" it (and report the drift) or "rerun" it.
     harness_change: str = "reuse"
+    # `/reuse-sweep-run [RUN_ID]` comments heard at merge: the author associations
+    # allowed, and whether reuse needs such a comment at all (docs/sweeps.md).
+    reuse_authorizers: tuple[str, ...] = ("OWNER", "MEMBER", "COLLABORATOR")
+    reuse_requires_authorization: bool = False
     # `gov results compare`: a relative change past this many percent is flagged.
     results_threshold: str = "5"
     # `gov results publish`: "" (SQLite under .git/gov), a file path, or a

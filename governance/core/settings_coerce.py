@@ -19,9 +19,15 @@ LIST_KEYS = {
     "ignore",
     "former_repositories",
     "harness_inputs",
+    "reuse_authorizers",
 }
 TABLE_KEYS = {"script_names", "sweep_gate"}
-BOOL_KEYS = {"sweep_on_merge", "preflight_warnings_fail", "publish_on_merge"}
+BOOL_KEYS = {
+    "sweep_on_merge",
+    "preflight_warnings_fail",
+    "publish_on_merge",
+    "reuse_requires_authorization",
+}
 
 _SLUG = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
@@ -48,6 +54,16 @@ def coerce(name: str, key: str, value: Any, where: str) -> Any:
             )
         if name == "ignore":
             return ignorable_codes(value, where)
+        if name == "reuse_authorizers":
+            known = ("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR",
+                     "FIRST_TIMER", "MANNEQUIN", "NONE")  # fmt: skip
+            unknown = [v for v in value if v.upper() not in known]
+            if unknown:
+                raise UsageError(
+                    f"{where}: `{key}`: {', '.join(map(repr, unknown))} is no author association",
+                    f"known: {', '.join(known)}",
+                )
+            return tuple(v.upper() for v in value)
         if name == "former_repositories":
             for slug in value:
                 if not _SLUG.fullmatch(slug):

@@ -30,6 +30,7 @@ from governance.merge import decisions
 from governance.merge import journal as jr
 from governance.merge.report import CommitMade, LinkRewritten, MergeReport, StepReport
 from governance.merge.scratch import checkout_lock, drop_scratch
+from governance.sweeps.reuse_pin import Heard, hear
 
 if TYPE_CHECKING:
     from governance.matrix.plan import PlanResult
@@ -51,6 +52,8 @@ class SweepRequest:
     dry_run: bool
     pr_head: str = ""
     main_tip: str = ""
+    # What the PR's `/reuse-sweep-run` comments said (sweeps.reuse_pin).
+    heard: Heard | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +339,7 @@ def sweep(w: Work, result: PlanResult) -> None:
     push: a merge never lands ahead of its benchmark results)."""
     assert w.pull is not None
     commits = tuple(w.repo.commits_between(w.main_tip, w.pull.head_sha))
+    heard = hear(w.forge.list_comments(w.options.pr), w.settings.reuse_authorizers)
     request = SweepRequest(
         w.options.pr,
         result,
@@ -344,6 +348,7 @@ def sweep(w: Work, result: PlanResult) -> None:
         w.options.dry_run,
         pr_head=w.pull.head_sha,
         main_tip=w.main_tip,
+        heard=heard,
     )
     assert w.sweep is not None
     try:

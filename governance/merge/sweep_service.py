@@ -46,6 +46,7 @@ from governance.sweeps.reuse import (
     decide,
     identified,
 )
+from governance.sweeps.reuse_pin import Heard, authorised
 from governance.sweeps.runfiles import evidence
 
 if TYPE_CHECKING:
@@ -62,6 +63,8 @@ class SweepSection:
     launch: LaunchResult | None = None
     dry_run: bool = False
     commit: str = ""  # what rerun rows are measured at (the prepared merge commit)
+    authorization: str = ""  # the `/reuse-sweep-run` comment that decided reuse sources
+    ignored_commands: tuple[str, ...] = ()  # commands by authors who may not decide
 
     @property
     def interrupted(self) -> bool:
@@ -119,6 +122,8 @@ class SweepSection:
             "rerun": len(self.decision.rerun),
             "ok": self.ok,
             "rows": self.rows(),
+            "authorization": self.authorization,
+            "ignored_commands": list(self.ignored_commands),
         }
 
     def render_text(self) -> str:
@@ -126,6 +131,9 @@ class SweepSection:
             f"sweep after merge ({self.decision.mode}): {len(self.decision.reused)} reused, "
             f"{len(self.decision.rerun)} rerun" + (" (dry run)" if self.dry_run else "")
         ]
+        if self.authorization:
+            lines.append(f"  {self.authorization}")
+        lines += [f"  ignored /reuse-sweep-run: {why}" for why in self.ignored_commands]
         for item in self.rows():
             identity = f"identity {(item['identity'] or 'untraced')[:16]}"
             if item["action"] == "reused":
@@ -164,6 +172,7 @@ def sweep_after_merge(
     progress: bool = True,
     commit: str | None = None,
     scripts_root: Path | None = None,
+    heard: Heard | None = None,
 ) -> SweepSection:
     """Decide reuse for the post-merge plan and launch the rows to rerun.
 
@@ -189,7 +198,10 @@ def sweep_after_merge(
         try:
             identified_rows = _identified(rows, resolver, harness, paths.results, machine)
             recipes = {item.recipe for item in identified_rows}
-            runs = _verified(repo, ledger, ledger.for_recipes(recipes), identified_rows, mode)
+            sources, authorization = authorised(
+                ledger.for_recipes(recipes), heard, required=settings.reuse_requires_authorization
+            )
+            runs = _verified(repo, ledger, sources, identified_rows, mode)
             decision = decide(
                 identified_rows,
                 runs,
@@ -218,6 +230,8 @@ def sweep_after_merge(
             ]
             raise FindingsError("reuse-only: some rows have no reusable result", findings)
         section = SweepSection(decision, dry_run=dry_run, commit=commit)
+        section.authorization = authorization
+        section.ignored_commands = heard.ignored if heard is not None else ()
         rerun = [d.row for d in decision.rerun]
         if not rerun:
             if not dry_run:

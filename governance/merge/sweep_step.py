@@ -94,6 +94,7 @@ class SweepAfterMerge:
                 progress=self.options.progress,
                 commit=request.prepared,
                 scripts_root=tree,
+                heard=request.heard,
                 **extra,
             )
         finally:

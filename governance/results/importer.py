@@ -32,6 +32,7 @@ from governance.sweeps.harness import Harness
 from governance.sweeps.identity import PlanRow, conc_label, job_key, plan_rows, row_recipe
 from governance.sweeps.jobs import ROW_JSON_NAME
 from governance.sweeps.ledger import Ledger, NewRun
+from governance.sweeps.reuse_pin import provenance
 from governance.sweeps.runfiles import launch_folder, record
 
 LAUNCHER = "import"
@@ -129,7 +130,7 @@ def import_run(
             for run in ledger.runs(pr=pr)
             if run.commit_sha == head
             and run.launcher == LAUNCHER
-            and _source_of(run.detail) == source
+            and provenance(run.detail) == source
         }
         done.already = sorted(job_key(row) for _p, row in mapped if job_key(row) in before)
         mapped = [(p, row) for p, row in mapped if job_key(row) not in before]
@@ -148,10 +149,6 @@ def import_run(
     done.recorded = [(run.job_key, point.artifact, run_id) for (point, _r), run, run_id in
                      zip(mapped, runs, ids, strict=True)]  # fmt: skip
     return done
-
-
-def _source_of(detail: str) -> str:
-    return detail.removeprefix("imported from ").partition(": ")[0]
 
 
 def _mapped(

@@ -23,5 +23,6 @@
 * `shellwords`     - a small shell lexer: script text -> simple commands as words (pure).
 * `shellscan`      - serving-engine flags in launch scripts and the GOV713 rule (pure).
 * `reuse`          - per-row reuse at merge time (pure).
+* `reuse_pin`      - `/reuse-sweep-run [RUN_ID]` comments: who is heard, which pins reuse (pure).
 * `dispatch`       - the launch service: plan -> resolved jobs -> launcher -> ledger.
 """

@@ -58,12 +58,3 @@ def gov_exe() -> str:
     exe = shutil.which("gov", path=str(Path(sys.executable).parent))
     assert exe, "gov is not installed (pip install -e .)"
     return exe
-
-
-@pytest.fixture
-def pr_repo(sweep_repo: Repo) -> Repo:
-    """Branch `pr` appends one entry on the example repository (not opened, not landed)."""
-    sweep_repo.configure_identity()
-    sweep_repo.git("checkout", "-q", "-b", "pr")
-    append_entry(sweep_repo, "dsr1-fp8-mi300x-sglang")
-    return sweep_repo
