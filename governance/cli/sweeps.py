@@ -87,9 +87,24 @@ def launch(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds per row before it is killed.")
     ] = 30000.0,
+    canary: Annotated[
+        bool,
+        typer.Option(
+            "--canary", help="Run each recipe's first row first; a recipe whose canary fails stops."
+        ),
+    ] = False,
+    fail_fast: Annotated[
+        bool, typer.Option("--fail-fast", help="Stop the launch at the first failed row.")
+    ] = False,
+    label: Annotated[
+        list[str] | None,
+        typer.Option("--label", help="A label of the PR, for the priority rules (repeatable)."),
+    ] = None,
 ) -> None:
     """Run a plan's rows with their launch scripts and record them in the run ledger."""
     from governance.core.diagnostics import FindingsError
+    from governance.matrix.sources import catalog_in_worktree
+    from governance.merge.sweep_keys import row_keys, schedule
     from governance.sweeps.dispatch import (
         Progress,
         failures,
@@ -126,6 +141,9 @@ def launch(
         raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
     runner = get_launcher(launcher.value, settings, paths.results)
     ready = sum(1 for r in resolved if r.ok)
+    keys, unknown = row_keys(catalog_in_worktree(repo, settings.layout()), document)
+    if unknown:
+        sys.stderr.write(f"gov launch: priority by labels only, config keys unknown: {unknown}\n")
     with Ledger(paths.ledger) as ledger:
         result = launch_rows(
             resolved,
@@ -135,6 +153,7 @@ def launch(
             pr=pr,
             parallel=parallel,
             on_event=Progress(ready),
+            schedule=schedule(settings, keys, label or (), canary=canary, fail_fast=fail_fast),
         )
     for outcome in result.outcomes:
         detail = f"  ({outcome.detail})" if outcome.detail else ""

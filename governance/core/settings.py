@@ -25,6 +25,7 @@ from governance.core.links import (
     LinkPolicy,
 )
 from governance.core.settings_coerce import coerce
+from governance.core.settings_priority import DEFAULT_PRIORITY_RULES, PriorityRule
 from governance.core.suggest import did_you_mean
 
 
@@ -63,6 +64,9 @@ class Settings:
     # prepare-merge, a reusable run whose harness differs only in files main
     # changed after the sweep: "reuse" it (and report the drift) or "rerun" it.
     harness_change: str = "reuse"
+    # Launch order and Slurm --nice: ordered rules over config-key globs and
+    # labels (governance/core/settings_priority.py; InferenceX's ci-priority.yaml).
+    priority: tuple[PriorityRule, ...] = DEFAULT_PRIORITY_RULES
     # `gov results compare`: a relative change past this many percent is flagged.
     results_threshold: str = "5"
     # `gov results publish`: "" (SQLite under .git/gov), a file path, or a

@@ -11,6 +11,7 @@
 * `report`         - what prepare-merge did, as text or JSON.
 * `sweep_step`     - the sweep step: the merged tree's scripts in a temporary worktree.
 * `sweep_service`  - reuse per row from the ledger, launch the rest.
+* `sweep_keys`     - the config keys of a plan's rows and the launch schedule (priority, canary).
 * `onboarding`     - `gov init`: detect the layout, propose settings, hooks, CI and attributes.
 * `worktree_edits` - `gov canonicalize` and `gov resolve-conflict` on the working tree.
 """

@@ -50,6 +50,7 @@ class SweepRequest:
     dry_run: bool
     pr_head: str = ""
     main_tip: str = ""
+    labels: tuple[str, ...] = ()  # the PR's labels (the `priority` rules read them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,6 +338,7 @@ def sweep(w: Work, result: PlanResult) -> None:
         w.options.dry_run,
         pr_head=w.pull.head_sha,
         main_tip=w.main_tip,
+        labels=tuple(w.pull.labels),
     )
     assert w.sweep is not None
     try:

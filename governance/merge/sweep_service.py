@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from governance.core.codes import violation
 from governance.core.diagnostics import FindingsError, GovError
+from governance.merge.sweep_keys import row_keys, schedule
 from governance.sweeps.dispatch import (
     LaunchResult,
     Progress,
@@ -36,6 +37,7 @@ from governance.sweeps.jobs import DEFAULT_TIMEOUT_SECONDS, machine_name
 from governance.sweeps.launcher import get_launcher
 from governance.sweeps.ledger import CommitRow, Ledger, LedgerRun
 from governance.sweeps.naming import ScriptResolver
+from governance.sweeps.priority import Signature
 from governance.sweeps.reuse import (
     IdentifiedRow,
     Reason,
@@ -46,6 +48,7 @@ from governance.sweeps.reuse import (
     identified,
 )
 from governance.sweeps.runfiles import evidence
+from governance.sweeps.schedule import Schedule
 
 if TYPE_CHECKING:
     from governance.core.settings import Settings
@@ -163,6 +166,9 @@ def sweep_after_merge(
     progress: bool = True,
     commit: str | None = None,
     scripts_root: Path | None = None,
+    labels: Collection[str] = (),
+    canary: bool = False,
+    fail_fast: bool = False,
 ) -> SweepSection:
     """Decide reuse for the post-merge plan and launch the rows to rerun.
 
@@ -174,7 +180,9 @@ def sweep_after_merge(
     which lets a rerun say "recipe changed by main" instead of "new recipe".
     `scripts_root`: a checkout of the merged tree to take the launch scripts
     (and so every row's harness) from, when `repo`'s working tree is not it
-    (results and the ledger stay with `repo`)."""
+    (results and the ledger stay with `repo`). Rerun rows launch in the
+    order of the `priority` rules (the config keys of `commit`, the PR's
+    `labels`), with `canary` / `fail_fast` as `gov launch` has them."""
     rows = plan_rows(plan_document)
     head_rows = plan_rows(pr_head_document) if pr_head_document is not None else None
     paths = sweep_paths(repo.root, repo.git_dir, settings)
@@ -243,9 +251,31 @@ def sweep_after_merge(
             pr=pr_number,
             parallel=parallel,
             on_event=Progress(ready) if progress else None,
+            schedule=_schedule(repo, settings, plan_document, commit, labels, canary, fail_fast),
         )
         ledger.attribute(commit, pr_number, attribution(section))
     return section
+
+
+def _schedule(
+    repo: GitRepo,
+    settings: Settings,
+    document: Mapping[str, Any],
+    commit: str,
+    labels: Collection[str],
+    canary: bool,
+    fail_fast: bool,
+) -> Schedule:
+    """The launch schedule: priority over the config keys as `commit` has them."""
+    from governance.matrix.sources import catalog_at, default_cache
+
+    try:
+        catalog = catalog_at(repo, commit, settings.layout(), default_cache(repo))
+    except GovError:
+        keys: dict[Signature, tuple[str, ...]] = {}
+    else:
+        keys, _unknown = row_keys(catalog, document)
+    return schedule(settings, keys, labels, canary=canary, fail_fast=fail_fast)
 
 
 def _identified(

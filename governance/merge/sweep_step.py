@@ -34,6 +34,8 @@ class SweepOptions:
     parallel: int = 1
     timeout_seconds: float | None = None  # None: the launch service's default
     progress: bool = True
+    canary: bool = False  # each recipe's first row first; a failed canary stops its recipe
+    fail_fast: bool = False  # the first failed row stops the launch
 
 
 def reuse_mode(*, rerun_all: bool, reuse_only: bool) -> ReuseMode:
@@ -91,6 +93,9 @@ class SweepAfterMerge:
                 progress=self.options.progress,
                 commit=request.prepared,
                 scripts_root=tree,
+                labels=request.labels,
+                canary=self.options.canary,
+                fail_fast=self.options.fail_fast,
                 **extra,
             )
         finally:

@@ -21,4 +21,6 @@
 * `shellscan`      - serving-engine flags in launch scripts and the GOV713 rule (pure).
 * `reuse`          - per-row reuse at merge time (pure).
 * `dispatch`       - the launch service: plan -> resolved jobs -> launcher -> ledger.
+* `priority`       - launch order: rows scored by the `priority` rules, canaries (pure).
+* `schedule`       - launching in that order, the canary phase and fail-fast.
 """

@@ -79,6 +79,10 @@ class LaunchJob:
     # Multi-node rows: the nodes their prefill and decode workers need (one
     # Slurm job each, one task per node); None for a single-node row.
     nodes: int | None = None
+    # How far below the launch's top priority the row is (Slurm `--nice`, 0 =
+    # top; docs/sweeps.md, 'Priority, canary, fail-fast'). Jobs arrive in
+    # launch order; a launcher that cannot tell Slurm ignores it.
+    nice: int = 0
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,10 @@ class JobOutcome:
 
 
 class Launcher(Protocol):
-    """Runs jobs and returns exactly one outcome per job, in input order."""
+    """Runs jobs and returns exactly one outcome per job, in input order,
+    starting them in that order. A launcher may also offer `cancel()`
+    (thread-safe, callable from `on_event`): stop starting jobs, end the
+    running ones, report the unfinished ones cancelled (`--fail-fast`)."""
 
     name: str
 

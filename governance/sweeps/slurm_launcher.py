@@ -170,11 +170,15 @@ class SlurmLauncher:
         return tasks
 
     def _submit(self, tasks: list[_Task], parallel: int) -> None:
-        """Single-node rows: one array. Multi-node rows: one job each, with the
-        nodes the row needs. If Slurm refuses any, what was already submitted
+        """Single-node rows: one array per priority class. Multi-node rows: one
+        job each, with the nodes the row needs. If Slurm refuses any, what was already submitted
         is cancelled and SlurmError says why: nothing runs."""
-        single = [task.index for task in tasks if task.job.nodes is None]
-        groups = [single] if single else []
+        # One array per priority class (`--nice` is per job), highest first.
+        single: dict[int, list[int]] = {}
+        for task in tasks:
+            if task.job.nodes is None:
+                single.setdefault(task.job.nice, []).append(task.index)
+        groups = [single[nice] for nice in sorted(single)]
         groups += [[task.index] for task in tasks if task.job.nodes is not None]
         try:
             for group in groups:
