@@ -106,6 +106,8 @@ class SweepSection:
                     item["problem"] = problems[d.key]
                 elif d.key in outcomes:
                     item["status"] = str(outcomes[d.key].status)
+                    if self.launch is not None and d.key in self.launch.stopped:
+                        item["stopped"] = self.launch.stopped[d.key]  # canary, fail-fast
                     item["run_id"] = ids.get(d.key)
                     item["commit"] = self.commit
                 else:
@@ -143,6 +145,8 @@ class SweepSection:
             else:
                 why = item["reason"] + (f" ({item['detail']})" if item["detail"] else "")
                 status = item.get("problem") or item["status"]
+                if item.get("stopped"):
+                    status += f" ({item['stopped']})"
                 if item.get("run_id") is not None:
                     status += f", run {item['run_id']} measured at {item['commit'][:12]}"
                 lines.append(f"  rerun  {item['key']}  {identity}  {why}: {status}")

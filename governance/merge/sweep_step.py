@@ -187,6 +187,8 @@ def _problems(section: Any) -> list[Violation]:
             found.append(violation("GOV702", f"{row['key']}: {row['problem']}", row["where"]))
         else:
             status = row.get("status", "not launched")
+            if row.get("stopped"):
+                status += f" ({row['stopped']})"
             found.append(
                 violation(
                     "GOV705",
