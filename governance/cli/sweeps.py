@@ -102,7 +102,7 @@ def launch(
     ] = None,
 ) -> None:
     """Run a plan's rows with their launch scripts and record them in the run ledger."""
-    from governance.core.diagnostics import FindingsError
+    from governance.core.diagnostics import FindingsError, GovError
     from governance.matrix.sources import catalog_in_worktree
     from governance.merge.sweep_keys import row_keys, schedule
     from governance.sweeps.dispatch import (
@@ -141,7 +141,10 @@ def launch(
         raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
     runner = get_launcher(launcher.value, settings, paths.results)
     ready = sum(1 for r in resolved if r.ok)
-    keys, unknown = row_keys(catalog_in_worktree(repo, settings.layout()), document)
+    try:
+        keys, unknown = row_keys(catalog_in_worktree(repo, settings.layout()), document)
+    except GovError as exc:
+        keys, unknown = {}, str(exc)
     if unknown:
         sys.stderr.write(f"gov launch: priority by labels only, config keys unknown: {unknown}\n")
     with Ledger(paths.ledger) as ledger:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from governance.core.diagnostics import GovError
 from governance.core.settings_priority import PriorityRule
 from governance.sweeps.identity import PlanRow
 from governance.sweeps.launcher import (
@@ -64,6 +65,41 @@ Passed = Callable[[LaunchJob, JobStatus], bool]
 def _cancelled(job: LaunchJob, why: str) -> JobOutcome:
     at = utc_now()
     return JobOutcome(job, JobStatus.CANCELLED, None, at, at, job.result_dir / LOG_NAME, why)
+
+
+def _launch(
+    launcher: Launcher,
+    jobs: Sequence[LaunchJob],
+    parallel: int,
+    watch: Callable[[JobEvent], None],
+    *,
+    ran: bool,
+) -> list[JobOutcome]:
+    """One launcher call. Once a phase has run, a refused submission (a
+    GovError: sbatch said no) or a Ctrl-C between phases must not lose what
+    ran: the wave's rows come back failed or cancelled, to be recorded."""
+    try:
+        return launcher.launch(jobs, parallel=parallel, on_event=watch)
+    except GovError as exc:
+        if not ran:
+            raise  # nothing ran: nothing to record (exit 2, as without a schedule)
+        at = utc_now()
+        return [
+            JobOutcome(
+                job,
+                JobStatus.FAILED,
+                None,
+                at,
+                at,
+                job.result_dir / LOG_NAME,
+                f"not launched: {exc}",
+            )
+            for job in jobs
+        ]
+    except KeyboardInterrupt:
+        if not ran:
+            raise
+        return [_cancelled(job, "not started (interrupted)") for job in jobs]
 
 
 def run_scheduled(
@@ -137,7 +173,7 @@ def run_scheduled(
                 else:
                     skip([(job, f"fail-fast: {failed[0]} failed") for job in wave])
                 continue
-            for outcome in launcher.launch(wave, parallel=parallel, on_event=watch):
+            for outcome in _launch(launcher, wave, parallel, watch, ran=bool(results)):
                 if outcome.status is JobStatus.CANCELLED and failed:
                     why = f"fail-fast: {failed[0]} failed"
                     stopped[outcome.job.key] = why

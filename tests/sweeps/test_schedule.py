@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from governance.core.settings_priority import PriorityRule
 from governance.sweeps.dispatch import LaunchResult, launch_rows, resolve_rows
 from governance.sweeps.identity import plan_rows
@@ -18,6 +20,7 @@ from governance.sweeps.local_launcher import LocalLauncher
 from governance.sweeps.naming import ScriptResolver
 from governance.sweeps.priority import key_index
 from governance.sweeps.schedule import Schedule
+from governance.sweeps.slurm_client import SlurmError
 from tests.sweeps.conftest import make_row, plan_of, write_script
 from tests.sweeps.test_local import alive
 
@@ -198,3 +201,35 @@ def test_order_follows_priority_and_ties_keep_the_plan_order(tmp_path: Path) -> 
     assert order == ["cold 4", "cold 8", "hot 4", "hot 8", "warm 4"]
     nice = {o.job.env["IMAGE"]: o.job.nice for o in again.outcomes}
     assert nice == {"cold": 0, "hot": 600, "warm": 800}
+
+
+class Refuses:
+    """A launcher whose submissions after the first `ok` ones are refused
+    (what SlurmError reports when sbatch says no)."""
+
+    name = "refuses"
+
+    def __init__(self, ok: int) -> None:
+        self.ok = ok
+        self._inner = LocalLauncher()
+
+    def launch(self, jobs: Sequence[Any], *, parallel: int, on_event: Any = None) -> list[Any]:
+        if self.ok == 0:
+            raise SlurmError("sbatch failed (exit 1): invalid partition specified")
+        self.ok -= 1
+        return self._inner.launch(jobs, parallel=parallel, on_event=on_event)
+
+
+def test_a_refused_later_phase_keeps_what_the_canaries_measured(tmp_path: Path) -> None:
+    rows = rows_of("a", 4, 8)
+    result, runs, order = launch(tmp_path, rows, Schedule(canary=True), launcher=Refuses(1))
+    assert order == ["a 4"]
+    assert statuses(result) == [("a", "4", "succeeded"), ("a", "8", "failed")]
+    assert [run.detail for run in runs] == [
+        "",
+        "not launched: GOV706 launch-rejected: sbatch failed (exit 1): invalid partition specified",
+    ]
+    with pytest.raises(SlurmError):  # nothing ran: refused as before, nothing recorded
+        launch(tmp_path / "2", rows, Schedule(canary=True), launcher=Refuses(0))
+    with Ledger(tmp_path / "2" / "runs.sqlite3") as ledger:
+        assert ledger.runs() == []
