@@ -18,6 +18,7 @@ from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 if TYPE_CHECKING:
     from governance.sweeps.dispatch import Resolved
     from governance.sweeps.ledger import LedgerRun
+    from governance.sweeps.schedule import Schedule
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -27,7 +28,25 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
+def _classes(resolved: "Sequence[Resolved]", plan: "Schedule") -> list[str]:
+    """Per priority score, highest first: how many rows and their config keys."""
+    from governance.sweeps.priority import score
+
+    found: dict[float, tuple[int, set[str]]] = {}
+    for item in resolved:
+        keys = plan.keys_of(item.row)
+        value = score(keys, plan.labels, plan.rules)
+        count, names = found.get(value, (0, set()))
+        found[value] = (count + 1, names | set(keys))
+    return [
+        f"priority {value:g}: {count} row(s) ({', '.join(sorted(names)) or 'config key unknown'})"
+        for value, (count, names) in sorted(found.items(), reverse=True)
+    ]
+
+
+def _dry_run_text(
+    resolved: "Sequence[Resolved]", scripts_root: Path, classes: Sequence[str] = ()
+) -> str:
     from governance.sweeps.dispatch import multinode_counts
 
     lines = []
@@ -48,6 +67,7 @@ def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
             lines.append(f"{item.row.where}  {item.key}  !! {item.code} {item.problem}")
             for tried in item.tried:
                 lines.append(f"      tried {tried}")
+    lines.extend(classes)  # the launch order (docs/sweeps.md, 'Priority, canary, fail-fast')
     ok = sum(1 for r in resolved if r.ok)
     lines.append(f"{ok} of {len(resolved)} rows resolve to a script or recipe under {scripts_root}")
     counts = multinode_counts(resolved)
@@ -136,17 +156,18 @@ def launch(
         build=not dry_run,
         harness=harness_reader(paths, settings),
     )
-    if dry_run:
-        sys.stdout.write(_dry_run_text(resolved, paths.scripts))
-        raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
-    runner = get_launcher(launcher.value, settings, paths.results)
-    ready = sum(1 for r in resolved if r.ok)
     try:
         keys, unknown = row_keys(catalog_in_worktree(repo, settings.layout()), document)
     except GovError as exc:
         keys, unknown = {}, str(exc)
     if unknown:
         sys.stderr.write(f"gov launch: priority by labels only, config keys unknown: {unknown}\n")
+    plan = schedule(settings, keys, label or (), canary=canary, fail_fast=fail_fast)
+    if dry_run:
+        sys.stdout.write(_dry_run_text(resolved, paths.scripts, _classes(resolved, plan)))
+        raise typer.Exit(EXIT_OK if all(r.ok for r in resolved) else EXIT_FINDINGS)
+    runner = get_launcher(launcher.value, settings, paths.results)
+    ready = sum(1 for r in resolved if r.ok)
     with Ledger(paths.ledger) as ledger:
         result = launch_rows(
             resolved,
@@ -156,7 +177,7 @@ def launch(
             pr=pr,
             parallel=parallel,
             on_event=Progress(ready),
-            schedule=schedule(settings, keys, label or (), canary=canary, fail_fast=fail_fast),
+            schedule=plan,
         )
     for outcome in result.outcomes:
         detail = f"  ({outcome.detail})" if outcome.detail else ""

@@ -73,3 +73,25 @@ def test_fail_fast_with_default_priority(sweep_repo: Repo, tmp_path: Path) -> No
     assert len(others) == len(rows) - 1
     assert {r["status"] for r in others} == {"cancelled"}
     assert {r["detail"] for r in others} == {f"fail-fast: {failed['job_key']} failed (not started)"}
+
+
+def test_dry_run_shows_the_priority_classes(sweep_repo: Repo, tmp_path: Path) -> None:
+    plan, rows = throughput_plan(sweep_repo, tmp_path)
+    dry = gov(sweep_repo, "launch", "--plan", str(plan), "--dry-run")
+    assert dry.exit_code == 0, dry.stderr
+    mtp = sum(r["spec-decoding"] == "mtp" for r in rows)
+    classes = [line for line in dry.stdout.splitlines() if line.startswith("priority ")]
+    assert classes == [
+        f"priority 3: {mtp} row(s) (dsv4-fp8-mi300x-vllm-mtp)",
+        f"priority 2.25: {len(rows) - mtp} row(s) (dsv4-fp8-mi300x-vllm)",
+    ]
+    # the patchwork label pins every row to 0; the settings can replace the rules
+    patch = gov(sweep_repo, "launch", "--plan", str(plan), "--dry-run", "--label", "engine-patch")
+    assert [line for line in patch.stdout.splitlines() if line.startswith("priority ")] == [
+        f"priority 0: {len(rows)} row(s) (dsv4-fp8-mi300x-vllm, dsv4-fp8-mi300x-vllm-mtp)"
+    ]
+    sweep_repo.write(".gov.toml", 'scripts = "launch/benchmarks"\npriority = []\n')
+    flat = gov(sweep_repo, "launch", "--plan", str(plan), "--dry-run")
+    assert [line for line in flat.stdout.splitlines() if line.startswith("priority ")] == [
+        f"priority 0: {len(rows)} row(s) (dsv4-fp8-mi300x-vllm, dsv4-fp8-mi300x-vllm-mtp)"
+    ]
