@@ -132,7 +132,8 @@ def run_scheduled(
 
     def watch(event: JobEvent) -> None:
         notify(event)
-        if not schedule.fail_fast or event.status is None or failed:
+        # Cancelled is not failed: Ctrl-C, or this very fail-fast at work.
+        if not schedule.fail_fast or event.status in (None, JobStatus.CANCELLED) or failed:
             return
         job = by_key[event.key]
         if not passed(job, event.status):
@@ -149,7 +150,7 @@ def run_scheduled(
     by_key = {job.key: job for job in ordered}
     interrupted = False
     for phase, jobs in enumerate((first, rest)):
-        if phase == 1 and schedule.canary:
+        if phase == 1 and schedule.canary and not (failed or interrupted):
             bad = {
                 recipes[o.job.key]: o.job.key
                 for o in (results[job.key] for job in first)

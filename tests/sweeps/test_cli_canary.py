@@ -5,11 +5,13 @@ works."""
 from __future__ import annotations
 
 import json
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
-from tests.harness import Repo
-from tests.sweeps.conftest import write_script
+from tests.harness import Repo, start_process
+from tests.sweeps.conftest import make_row, plan_of, write_script
 from tests.sweeps.test_cli_sweeps import append_entry, gov, plan_file
 
 MTP_SCRIPT = "launch/benchmarks/single_node/fixed_seq_len/dsv4_fp8_mi300x_mtp.sh"
@@ -95,3 +97,30 @@ def test_dry_run_shows_the_priority_classes(sweep_repo: Repo, tmp_path: Path) ->
     assert [line for line in flat.stdout.splitlines() if line.startswith("priority ")] == [
         f"priority 0: {len(rows)} row(s) (dsv4-fp8-mi300x-vllm, dsv4-fp8-mi300x-vllm-mtp)"
     ]
+
+
+def test_ctrl_c_with_canary_and_fail_fast_is_still_an_interrupt(
+    sweep_repo: Repo, tmp_path: Path, gov_exe: str
+) -> None:
+    folder = sweep_repo.path / "slow"
+    write_script(
+        folder,
+        "single_node/fixed_seq_len/dsr1_fp8_mi300x.sh",
+        'sleep 60 &\necho $! > "$RESULT_DIR/child.pid"\nwait\n',
+    )
+    sweep_repo.write(".gov.toml", 'scripts = "slow"\n')
+    plan = tmp_path / "plan.json"
+    rows = [make_row(conc=c) for c in (4, 8)] + [make_row(conc=4, image="other")]
+    plan.write_text(json.dumps(plan_of(rows)))
+    argv = ["launch", "--plan", str(plan), "--parallel", "2", "--canary", "--fail-fast"]
+    process = start_process([gov_exe, "-C", str(sweep_repo.path), *argv])
+    results = sweep_repo.path / ".git" / "gov" / "results"
+    deadline = time.monotonic() + 20
+    while len(list(results.glob("runs/*/*/child.pid"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(list(results.glob("runs/*/*/child.pid"))) == 2  # the two canaries run
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=20)
+    assert process.returncode == 130, err
+    details = sorted(r["detail"] for r in runs(sweep_repo))
+    assert details == ["interrupted", "interrupted", "not started (interrupted)"]
