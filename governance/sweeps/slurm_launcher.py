@@ -7,7 +7,8 @@ How a launch runs (docs/slurm.md has the long version):
    log and status file paths, timeout), a copy of the wrapper
    `governance/resources/slurm/array-task.py`, the status files and Slurm's own
    per-task output.
-2. ONE `sbatch --array=0-<n-1>%<parallel>` submits the wrapper; each task reads
+2. ONE `sbatch --array=0-<n-1>%<parallel>` submits the wrapper (one per
+   priority class when the rows' `nice` differ, each with its `--nice`); each task reads
    its manifest entry by `$SLURM_ARRAY_TASK_ID` and runs the script with exactly
    that environment. Values travel through files and argv, never a shell.
 3. The array is followed with `squeue` (and `sacct` when accounting works) until
