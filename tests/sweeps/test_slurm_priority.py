@@ -88,3 +88,29 @@ def test_fail_fast_scancels_the_rest(tmp_path: Path) -> None:
     assert set(done.stopped) == {"wait1", "wait2"}
     assert all(why == "fail-fast: bad failed" for why in done.stopped.values())
     assert done.outcomes[1].detail.startswith("fail-fast: bad failed (")
+
+
+@needs_cluster
+def test_canary_is_a_submission_of_its_own_and_stops_its_recipe(tmp_path: Path) -> None:
+    plan = [("good4", "good", OK), ("bad4", "bad", "exit 5\n"), ("good8", "good", OK)]
+    plan += [("bad8", "bad", OK)]
+    items = [
+        (make_job(tmp_path, key, body), PlanRow("single_node", "1k1k", i, make_row(image=image)))
+        for i, (key, image, body) in enumerate(plan)
+    ]
+    slurm = launcher(tmp_path)
+    done = run_scheduled(
+        slurm,
+        items,
+        Schedule(canary=True),
+        parallel=2,
+        passed=lambda _job, status: status is JobStatus.SUCCEEDED,
+    )
+    assert [(o.job.key, o.status) for o in done.outcomes] == [
+        ("good4", JobStatus.SUCCEEDED),
+        ("bad4", JobStatus.FAILED),
+        ("good8", JobStatus.SUCCEEDED),
+        ("bad8", JobStatus.CANCELLED),
+    ]
+    assert done.stopped == {"bad8": "canary failed: bad4"}
+    assert not (tmp_path / "results" / "bad8" / "result.json").exists()  # never submitted
