@@ -112,6 +112,15 @@ def prepare_merge(
     reuse_only: Annotated[
         bool, typer.Option("--reuse-only", help="Refuse if any row would have to run.")
     ] = False,
+    canary: Annotated[
+        bool,
+        typer.Option(
+            "--canary", help="Run each recipe's first row first; a recipe whose canary fails stops."
+        ),
+    ] = False,
+    fail_fast: Annotated[
+        bool, typer.Option("--fail-fast", help="Stop the sweep at the first failed row.")
+    ] = False,
 ) -> None:
     """Merge main into PR N, resolve and canonicalize the changelog, check,
     plan, reuse or launch the sweep, push, wait for checks and squash-merge
@@ -151,7 +160,12 @@ def prepare_merge(
         check_timeout=check_timeout,
     )
     mode = reuse_mode(rerun_all=rerun_all, reuse_only=reuse_only)
-    hook = sweep_hook(repo, settings, sweep, SweepOptions(launcher or "", mode, parallel))
+    hook = sweep_hook(
+        repo,
+        settings,
+        sweep,
+        SweepOptions(launcher or "", mode, parallel, canary=canary, fail_fast=fail_fast),
+    )
     report = run(repo, settings, the_forge, options, sweep=hook)
     render = render_json if output is TextOrJson.json else render_text
     sys.stdout.write(render(report))

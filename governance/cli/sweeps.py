@@ -24,6 +24,7 @@ from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 if TYPE_CHECKING:
     from governance.sweeps.dispatch import Resolved
     from governance.sweeps.ledger import LedgerRun
+    from governance.sweeps.schedule import Schedule
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -33,8 +34,26 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
-    from governance.sweeps.dispatch import multinode_counts
+def _classes(resolved: "Sequence[Resolved]", plan: "Schedule") -> list[str]:
+    """Per priority score, highest first: how many rows and their config keys."""
+    from governance.sweeps.priority import score
+
+    found: dict[float, tuple[int, set[str]]] = {}
+    for item in resolved:
+        keys = plan.keys_of(item.row)
+        value = score(keys, plan.labels, plan.rules)
+        count, names = found.get(value, (0, set()))
+        found[value] = (count + 1, names | set(keys))
+    return [
+        f"priority {value:g}: {count} row(s) ({', '.join(sorted(names)) or 'config key unknown'})"
+        for value, (count, names) in sorted(found.items(), reverse=True)
+    ]
+
+
+def _dry_run_text(
+    resolved: "Sequence[Resolved]", scripts_root: Path, classes: Sequence[str] = ()
+) -> str:
+    from governance.sweeps.resolution_counts import multinode_counts
 
     lines = []
     root = scripts_root.resolve()
@@ -55,6 +74,7 @@ def _dry_run_text(resolved: "Sequence[Resolved]", scripts_root: Path) -> str:
             lines.append(f"{item.row.where}  {item.key}  !! {item.code} {item.problem}")
             for tried in item.tried:
                 lines.append(f"      tried {tried}")
+    lines.extend(classes)  # the launch order (docs/sweeps.md, 'Priority, canary, fail-fast')
     ok = sum(1 for r in resolved if r.ok)
     lines.append(f"{ok} of {len(resolved)} rows resolve to a script or recipe under {scripts_root}")
     counts = multinode_counts(resolved)
@@ -100,10 +120,25 @@ def launch(
             "multi-node row would get (credentials are never printed).",
         ),
     ] = False,
+    canary: Annotated[
+        bool,
+        typer.Option(
+            "--canary", help="Run each recipe's first row first; a recipe whose canary fails stops."
+        ),
+    ] = False,
+    fail_fast: Annotated[
+        bool, typer.Option("--fail-fast", help="Stop the launch at the first failed row.")
+    ] = False,
+    label: Annotated[
+        list[str] | None,
+        typer.Option("--label", help="A label of the PR, for the priority rules (repeatable)."),
+    ] = None,
 ) -> None:
     """Run a plan's rows with their launch scripts and record them in the run ledger."""
     from governance.cli.launch_text import runner_note, sample_env_text
-    from governance.core.diagnostics import FindingsError, UsageError
+    from governance.core.diagnostics import FindingsError, GovError, UsageError
+    from governance.matrix.sources import catalog_in_worktree
+    from governance.merge.sweep_keys import row_keys, schedule
     from governance.sweeps.dispatch import (
         Progress,
         adapt_for_launcher,
@@ -132,6 +167,13 @@ def launch(
     name = launcher or default_launcher(repo.root)
     rows = select_only(plan_rows(document), only or [])
     verify_fingerprints(rows, str(plan_file))
+    try:
+        keys, unknown = row_keys(catalog_in_worktree(repo, settings.layout()), document)
+    except GovError as exc:
+        keys, unknown = {}, str(exc)
+    if unknown:
+        sys.stderr.write(f"gov launch: priority by labels only, config keys unknown: {unknown}\n")
+    plan = schedule(settings, keys, label or (), canary=canary, fail_fast=fail_fast)
     with swept_checkout(repo, paths, settings, name) as paths:
         resolved = adapt_for_launcher(
             resolve_rows(
@@ -149,7 +191,7 @@ def launch(
             build=not dry_run,
         )
         if dry_run:
-            sys.stdout.write(_dry_run_text(resolved, paths.scripts))
+            sys.stdout.write(_dry_run_text(resolved, paths.scripts, _classes(resolved, plan)))
             if name == "runner":
                 sys.stdout.write(runner_note(resolved, paths, settings))
             if show_env:
@@ -166,6 +208,7 @@ def launch(
                 pr=pr,
                 parallel=parallel,
                 on_event=Progress(ready),
+                schedule=plan,
             )
     for outcome in result.outcomes:
         detail = f"  ({outcome.detail})" if outcome.detail else ""

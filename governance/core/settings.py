@@ -25,6 +25,7 @@ from governance.core.links import (
     LinkPolicy,
 )
 from governance.core.settings_coerce import coerce
+from governance.core.settings_priority import DEFAULT_PRIORITY_RULES, PriorityRule
 from governance.core.suggest import did_you_mean
 from governance.core.sweep_gate import GateRules
 
@@ -68,6 +69,9 @@ class Settings:
     # allowed, and whether reuse needs such a comment at all (docs/sweeps.md).
     reuse_authorizers: tuple[str, ...] = ("OWNER", "MEMBER", "COLLABORATOR")
     reuse_requires_authorization: bool = False
+    # Launch order and Slurm --nice: ordered rules over config-key globs and
+    # labels (governance/core/settings_priority.py; InferenceX's ci-priority.yaml).
+    priority: tuple[PriorityRule, ...] = DEFAULT_PRIORITY_RULES
     # `gov results compare`: a relative change past this many percent is flagged.
     results_threshold: str = "5"
     # `gov results publish`: "" (SQLite under .git/gov), a file path, or a

@@ -10,6 +10,7 @@ from typing import Any
 from governance.core.codes import ignorable_codes
 from governance.core.diagnostics import UsageError
 from governance.core.links import DEFAULT_REPOSITORY
+from governance.core.settings_priority import parse_rules
 
 # Settings by kind (field names); every other setting is a non-empty string.
 LIST_KEYS = {
@@ -39,6 +40,8 @@ def coerce(name: str, key: str, value: Any, where: str) -> Any:
         return _coerce_gate(key, value, where)
     if name in TABLE_KEYS:
         return _coerce_table(key, value, where)
+    if name == "priority":
+        return parse_rules(value, key, where)
     if name in BOOL_KEYS:
         if isinstance(value, str) and value.strip().lower() in ("true", "1", "false", "0"):
             value = value.strip().lower() in ("true", "1")

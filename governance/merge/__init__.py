@@ -11,6 +11,8 @@
 * `report`         - what prepare-merge did, as text or JSON.
 * `sweep_step`     - the sweep step: the merged tree's scripts in a temporary worktree.
 * `sweep_service`  - reuse per row from the ledger, launch the rest.
+* `sweep_section`  - the sweep part of a merge report: per row reused or rerun, and why.
+* `sweep_keys`     - the config keys of a plan's rows and the launch schedule (priority, canary).
 * `onboarding`     - `gov init`: detect the layout, propose settings, hooks, CI and attributes.
 * `worktree_edits` - `gov canonicalize` and `gov resolve-conflict` on the working tree.
 """

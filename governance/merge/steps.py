@@ -54,6 +54,7 @@ class SweepRequest:
     main_tip: str = ""
     # What the PR's `/reuse-sweep-run` comments said (sweeps.reuse_pin).
     heard: Heard | None = None
+    labels: tuple[str, ...] = ()  # the PR's labels (the `priority` rules read them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,6 +350,7 @@ def sweep(w: Work, result: PlanResult) -> None:
         pr_head=w.pull.head_sha,
         main_tip=w.main_tip,
         heard=heard,
+        labels=tuple(w.pull.labels),
     )
     assert w.sweep is not None
     try:

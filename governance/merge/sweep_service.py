@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from governance.core.codes import violation
 from governance.core.diagnostics import FindingsError, GovError
+from governance.merge.sweep_keys import row_keys, schedule
+from governance.merge.sweep_section import SweepSection
 from governance.sweeps.dispatch import (
-    LaunchResult,
     Progress,
-    Resolved,
     adapt_for_launcher,
     harness_reader,
     launch_rows,
@@ -37,6 +37,7 @@ from governance.sweeps.jobs import DEFAULT_TIMEOUT_SECONDS, machine_name
 from governance.sweeps.launcher import get_launcher
 from governance.sweeps.ledger import CommitRow, Ledger, LedgerRun
 from governance.sweeps.naming import ScriptResolver
+from governance.sweeps.priority import Signature
 from governance.sweeps.reuse import (
     IdentifiedRow,
     Reason,
@@ -48,111 +49,11 @@ from governance.sweeps.reuse import (
 )
 from governance.sweeps.reuse_pin import Heard, authorised
 from governance.sweeps.runfiles import evidence
+from governance.sweeps.schedule import Schedule
 
 if TYPE_CHECKING:
     from governance.core.settings import Settings
     from governance.git.repo import GitRepo
-
-
-@dataclass(slots=True)
-class SweepSection:
-    """The sweep part of a merge report."""
-
-    decision: ReuseDecision
-    resolved: list[Resolved] = field(default_factory=list)
-    launch: LaunchResult | None = None
-    dry_run: bool = False
-    commit: str = ""  # what rerun rows are measured at (the prepared merge commit)
-    authorization: str = ""  # the `/reuse-sweep-run` comment that decided reuse sources
-    ignored_commands: tuple[str, ...] = ()  # commands by authors who may not decide
-
-    @property
-    def interrupted(self) -> bool:
-        """Ctrl-C stopped the launch (outcomes were recorded as cancelled)."""
-        return self.launch is not None and self.launch.interrupted
-
-    @property
-    def ok(self) -> bool:
-        if not self.decision.ok or any(not r.ok for r in self.resolved):
-            return False
-        return self.launch is None or self.launch.ok
-
-    def rows(self) -> list[dict[str, Any]]:
-        """Per row: reused (run id, commit) or rerun (reason, outcome)."""
-        outcomes = {o.job.key: o for o in (self.launch.outcomes if self.launch else [])}
-        ids = self.launch.run_ids if self.launch else {}
-        problems = {r.key: r.problem for r in self.resolved if not r.ok}
-        out = []
-        for d in self.decision.rows:
-            item: dict[str, Any] = {
-                "key": d.key,
-                "where": d.row.where,
-                "fingerprint": d.row.fingerprint,
-                "conc": d.row.data.get("conc"),
-                "identity": d.identity,
-                "untraced": list(d.unseen),  # dynamic sources the identity cannot see
-            }
-            if d.reused_from is not None:
-                item.update(
-                    action="reused",
-                    run_id=d.reused_from.run_id,
-                    commit=d.reused_from.commit,  # where the reused run was measured
-                    result_path=d.reused_from.result_path,
-                    drift=[{"path": x.path, "commits": list(x.commits)} for x in d.drift],
-                )
-            else:
-                item.update(action="rerun", reason=str(d.reason), detail=d.detail)
-                if d.key in problems:
-                    item["status"] = "not launched"
-                    item["problem"] = problems[d.key]
-                elif d.key in outcomes:
-                    item["status"] = str(outcomes[d.key].status)
-                    item["run_id"] = ids.get(d.key)
-                    item["commit"] = self.commit
-                else:
-                    item["status"] = "dry-run" if self.dry_run else "not launched"
-            out.append(item)
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": str(self.decision.mode),
-            "dry_run": self.dry_run,
-            "reused": len(self.decision.reused),
-            "rerun": len(self.decision.rerun),
-            "ok": self.ok,
-            "rows": self.rows(),
-            "authorization": self.authorization,
-            "ignored_commands": list(self.ignored_commands),
-        }
-
-    def render_text(self) -> str:
-        lines = [
-            f"sweep after merge ({self.decision.mode}): {len(self.decision.reused)} reused, "
-            f"{len(self.decision.rerun)} rerun" + (" (dry run)" if self.dry_run else "")
-        ]
-        if self.authorization:
-            lines.append(f"  {self.authorization}")
-        lines += [f"  ignored /reuse-sweep-run: {why}" for why in self.ignored_commands]
-        for item in self.rows():
-            identity = f"identity {(item['identity'] or 'untraced')[:16]}"
-            if item["action"] == "reused":
-                lines.append(
-                    f"  reused {item['key']}  {identity}  run {item['run_id']} measured at "
-                    f"{item['commit'][:12]}"
-                )
-                for drift in item["drift"]:
-                    by = ", ".join(c[:12] for c in drift["commits"]) or "no commit found"
-                    lines.append(f"         harness drift: {drift['path']} changed on main ({by})")
-                for command in item["untraced"]:  # reused: say what identity could not see
-                    lines.append(f"         not traced (list it in harness-inputs): {command}")
-            else:
-                why = item["reason"] + (f" ({item['detail']})" if item["detail"] else "")
-                status = item.get("problem") or item["status"]
-                if item.get("run_id") is not None:
-                    status += f", run {item['run_id']} measured at {item['commit'][:12]}"
-                lines.append(f"  rerun  {item['key']}  {identity}  {why}: {status}")
-        return "\n".join(lines) + "\n"
 
 
 def sweep_after_merge(
@@ -173,6 +74,9 @@ def sweep_after_merge(
     commit: str | None = None,
     scripts_root: Path | None = None,
     heard: Heard | None = None,
+    labels: Collection[str] = (),
+    canary: bool = False,
+    fail_fast: bool = False,
 ) -> SweepSection:
     """Decide reuse for the post-merge plan and launch the rows to rerun.
 
@@ -184,7 +88,9 @@ def sweep_after_merge(
     which lets a rerun say "recipe changed by main" instead of "new recipe".
     `scripts_root`: a checkout of the merged tree to take the launch scripts
     (and so every row's harness) from, when `repo`'s working tree is not it
-    (results and the ledger stay with `repo`)."""
+    (results and the ledger stay with `repo`). Rerun rows launch in the
+    order of the `priority` rules (the config keys of `commit`, the PR's
+    `labels`), with `canary` / `fail_fast` as `gov launch` has them."""
     rows = plan_rows(plan_document)
     head_rows = plan_rows(pr_head_document) if pr_head_document is not None else None
     paths = sweep_paths(repo.root, repo.git_dir, settings)
@@ -264,9 +170,31 @@ def sweep_after_merge(
             pr=pr_number,
             parallel=parallel,
             on_event=Progress(ready) if progress else None,
+            schedule=_schedule(repo, settings, plan_document, commit, labels, canary, fail_fast),
         )
         ledger.attribute(commit, pr_number, attribution(section))
     return section
+
+
+def _schedule(
+    repo: GitRepo,
+    settings: Settings,
+    document: Mapping[str, Any],
+    commit: str,
+    labels: Collection[str],
+    canary: bool,
+    fail_fast: bool,
+) -> Schedule:
+    """The launch schedule: priority over the config keys as `commit` has them."""
+    from governance.matrix.sources import catalog_at, default_cache
+
+    try:
+        catalog = catalog_at(repo, commit, settings.layout(), default_cache(repo))
+    except GovError:
+        keys: dict[Signature, tuple[str, ...]] = {}
+    else:
+        keys, _unknown = row_keys(catalog, document)
+    return schedule(settings, keys, labels, canary=canary, fail_fast=fail_fast)
 
 
 def _identified(

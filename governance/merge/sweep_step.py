@@ -34,6 +34,8 @@ class SweepOptions:
     parallel: int = 1
     timeout_seconds: float | None = None  # None: the launch service's default
     progress: bool = True
+    canary: bool = False  # each recipe's first row first; a failed canary stops its recipe
+    fail_fast: bool = False  # the first failed row stops the launch
 
 
 def reuse_mode(*, rerun_all: bool, reuse_only: bool) -> ReuseMode:
@@ -95,6 +97,9 @@ class SweepAfterMerge:
                 commit=request.prepared,
                 scripts_root=tree,
                 heard=request.heard,
+                labels=request.labels,
+                canary=self.options.canary,
+                fail_fast=self.options.fail_fast,
                 **extra,
             )
         finally:
@@ -186,6 +191,8 @@ def _problems(section: Any) -> list[Violation]:
             found.append(violation("GOV702", f"{row['key']}: {row['problem']}", row["where"]))
         else:
             status = row.get("status", "not launched")
+            if row.get("stopped"):
+                status += f" ({row['stopped']})"
             found.append(
                 violation(
                     "GOV705",

@@ -44,6 +44,7 @@ from governance.sweeps.naming import (
     TemplateError,
 )
 from governance.sweeps.runfiles import RunFile, launch_folder, record
+from governance.sweeps.schedule import Schedule, run_scheduled
 
 if TYPE_CHECKING:
     from governance.core.settings import Settings
@@ -209,47 +210,6 @@ def adapt_for_launcher(
     return list(adapter(resolved, paths, settings, build=build))
 
 
-@dataclass(slots=True)
-class MultiNodeCounts:
-    """How a plan's multi-node rows resolve (what `gov launch --dry-run` counts)."""
-
-    scripts: int = 0  # run by a script of the repository
-    recipes: int = 0  # a recipe of the repository, through the recipe runner
-    external: int = 0  # a recipe of the srt-slurm checkout (`recipes/…`)
-    unresolvable: dict[str, int] = field(default_factory=dict)  # reason -> rows
-    runner_missing: dict[str, int] = field(default_factory=dict)  # runner -> recipe rows
-
-    @property
-    def resolved(self) -> int:
-        return self.scripts + self.recipes
-
-    @property
-    def total(self) -> int:
-        return self.resolved + self.external + sum(self.unresolvable.values())
-
-
-def multinode_counts(resolved: Sequence[Resolved]) -> MultiNodeCounts:
-    counts = MultiNodeCounts()
-    for item in resolved:
-        if not item.row.is_multinode:
-            continue
-        found = item.resolution
-        if not item.ok or found is None:
-            reason = found.reason if found is not None and found.reason else item.problem
-            counts.unresolvable[reason] = counts.unresolvable.get(reason, 0) + 1
-            continue
-        if found.runner_missing:
-            runner = found.runner_missing
-            counts.runner_missing[runner] = counts.runner_missing.get(runner, 0) + 1
-        if found.kind == "external":
-            counts.external += 1
-        elif found.kind == "recipe":
-            counts.recipes += 1
-        else:
-            counts.scripts += 1
-    return counts
-
-
 def problems(resolved: Sequence[Resolved]) -> list[Violation]:
     """Violations for rows that cannot launch (for FindingsError / reports)."""
     return [
@@ -330,10 +290,15 @@ class LaunchResult:
     resolved: list[Resolved]
     outcomes: list[JobOutcome] = field(default_factory=list)
     run_ids: dict[str, int] = field(default_factory=dict)  # job key -> ledger id
+    # job key -> why it was stopped by --canary / --fail-fast (a failure, not Ctrl-C)
+    stopped: dict[str, str] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)  # job key -> priority score
 
     @property
     def interrupted(self) -> bool:
-        return any(o.status is JobStatus.CANCELLED for o in self.outcomes)
+        return any(
+            o.status is JobStatus.CANCELLED and o.job.key not in self.stopped for o in self.outcomes
+        )
 
     @property
     def ok(self) -> bool:
@@ -351,8 +316,10 @@ def launch_rows(
     pr: int | None,
     parallel: int,
     on_event: Callable[[JobEvent], None] | None = None,
+    schedule: Schedule | None = None,
 ) -> LaunchResult:
-    """Run every resolved job and record the outcomes (also when interrupted)."""
+    """Run every resolved job, in the order and phases `schedule` asks
+    (`sweeps.schedule`), and record the outcomes (also when interrupted)."""
     ready = [item for item in resolved if item.job is not None]
     rows: Mapping[str, PlanRow] = {item.key: item.row for item in ready}
     traced: Mapping[str, Resolved] = {item.key: item for item in ready}
@@ -360,10 +327,17 @@ def launch_rows(
     for item in ready:
         assert item.job is not None
         prepare_job_dir(item.job, item.row)
-    finished = [
-        _recorded(_checked(o, rows[o.job.key]))
-        for o in launcher.launch(jobs, parallel=parallel, on_event=on_event)
-    ]
+    scheduled = run_scheduled(
+        launcher,
+        [(job, rows[job.key]) for job in jobs],
+        schedule or Schedule(),
+        parallel=parallel,
+        passed=lambda job, status: (
+            status is JobStatus.SUCCEEDED and bool(_expected_results(job, rows[job.key]))
+        ),
+        on_event=on_event,
+    )
+    finished = [_recorded(_checked(o, rows[o.job.key])) for o in scheduled.outcomes]
     outcomes = [o for o, _files in finished]
     records = [
         NewRun(
@@ -388,5 +362,9 @@ def launch_rows(
     ]
     ids = ledger.add(records)
     return LaunchResult(
-        list(resolved), outcomes, {o.job.key: i for o, i in zip(outcomes, ids, strict=True)}
+        list(resolved),
+        outcomes,
+        {o.job.key: i for o, i in zip(outcomes, ids, strict=True)},
+        scheduled.stopped,
+        scheduled.scores,
     )

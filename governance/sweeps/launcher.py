@@ -85,6 +85,10 @@ class LaunchJob:
     # What such a launcher copies from the workspace into `result_dir` when
     # the row ends: globs relative to the workspace, `{RF}` = RESULT_FILENAME.
     collect: tuple[str, ...] = ()
+    # How far below the launch's top priority the row is (Slurm `--nice`, 0 =
+    # top; docs/sweeps.md, 'Priority, canary, fail-fast'). Jobs arrive in
+    # launch order; a launcher that cannot tell Slurm ignores it.
+    nice: int = 0
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,10 @@ class JobOutcome:
 
 
 class Launcher(Protocol):
-    """Runs jobs and returns exactly one outcome per job, in input order."""
+    """Runs jobs and returns exactly one outcome per job, in input order,
+    starting them in that order. A launcher may also offer `cancel()`
+    (thread-safe, callable from `on_event`): stop starting jobs, end the
+    running ones, report the unfinished ones cancelled (`--fail-fast`)."""
 
     name: str
 

@@ -13,6 +13,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -73,6 +74,13 @@ class LocalLauncher:
         source = os.environ if environ is None else environ
         self._base = inherited_env(source)
         self._scope = scope  # the results root: whose orphans a later run adopts
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop the running launch() (thread-safe; also from its `on_event`):
+        nothing more starts, running process groups are killed, and every
+        unfinished job comes back cancelled."""
+        self._cancel.set()
 
     @classmethod
     def from_settings(cls, _settings: object, results: Path | None) -> LocalLauncher:
@@ -116,6 +124,7 @@ class LocalLauncher:
         outcomes: list[JobOutcome | None] = [None] * len(jobs)
         pending = deque(enumerate(jobs))
         running: list[_Running] = []
+        self._cancel.clear()
 
         def finish(item: _Running, status: JobStatus, code: int | None, detail: str) -> None:
             item.log.close()
@@ -133,7 +142,10 @@ class LocalLauncher:
 
         try:
             while pending or running:
-                while pending and len(running) < max(1, parallel):
+                if self._cancel.is_set():
+                    self._stop(running, pending, outcomes, finish, "cancelled")
+                    break
+                while pending and len(running) < max(1, parallel) and not self._cancel.is_set():
                     index, job = pending.popleft()
                     try:
                         item = self._start(index, job)
@@ -167,13 +179,26 @@ class LocalLauncher:
                 if not progressed:
                     time.sleep(POLL_SECONDS)
         except KeyboardInterrupt:
-            for item in running:
-                _kill_group(item.process)
-                finish(item, JobStatus.CANCELLED, None, "interrupted")
-            at = utc_now()
-            for index, job in pending:
-                log_path = job.result_dir / LOG_NAME
-                outcomes[index] = JobOutcome(
-                    job, JobStatus.CANCELLED, None, at, at, log_path, "not started"
-                )
+            self._stop(running, pending, outcomes, finish, "interrupted")
         return [o for o in outcomes if o is not None]
+
+    @staticmethod
+    def _stop(
+        running: list[_Running],
+        pending: deque[tuple[int, LaunchJob]],
+        outcomes: list[JobOutcome | None],
+        finish: Callable[[_Running, JobStatus, int | None, str], None],
+        why: str,
+    ) -> None:
+        """Kill what runs (whole process groups), cancel what waits."""
+        for item in list(running):
+            _kill_group(item.process)
+            finish(item, JobStatus.CANCELLED, None, why)
+        running.clear()
+        at = utc_now()
+        for index, job in pending:
+            log_path = job.result_dir / LOG_NAME
+            outcomes[index] = JobOutcome(
+                job, JobStatus.CANCELLED, None, at, at, log_path, "not started"
+            )
+        pending.clear()

@@ -7,7 +7,8 @@ How a launch runs (docs/slurm.md has the long version):
    log and status file paths, timeout), a copy of the wrapper
    `governance/resources/slurm/array-task.py`, the status files and Slurm's own
    per-task output.
-2. ONE `sbatch --array=0-<n-1>%<parallel>` submits the wrapper; each task reads
+2. ONE `sbatch --array=0-<n-1>%<parallel>` submits the wrapper (one per
+   priority class when the rows' `nice` differ, each with its `--nice`); each task reads
    its manifest entry by `$SLURM_ARRAY_TASK_ID` and runs the script with exactly
    that environment. Values travel through files and argv, never a shell.
 3. The array is followed with `squeue` (and `sacct` when accounting works) until
@@ -170,11 +171,15 @@ class SlurmLauncher:
         return tasks
 
     def _submit(self, tasks: list[_Task], parallel: int) -> None:
-        """Single-node rows: one array. Multi-node rows: one job each, with the
-        nodes the row needs. If Slurm refuses any, what was already submitted
+        """Single-node rows: one array per priority class. Multi-node rows: one
+        job each, with the nodes the row needs. If Slurm refuses any, what was already submitted
         is cancelled and SlurmError says why: nothing runs."""
-        single = [task.index for task in tasks if task.job.nodes is None]
-        groups = [single] if single else []
+        # One array per priority class (`--nice` is per job), highest first.
+        single: dict[int, list[int]] = {}
+        for task in tasks:
+            if task.job.nodes is None:
+                single.setdefault(task.job.nice, []).append(task.index)
+        groups = [single[nice] for nice in sorted(single)]
         groups += [[task.index] for task in tasks if task.job.nodes is not None]
         try:
             for group in groups:

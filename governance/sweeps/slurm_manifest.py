@@ -146,6 +146,9 @@ def sbatch_argv(
     ]
     if nodes:
         argv += [f"--nodes={max(nodes)}", "--ntasks-per-node=1"]
+    nice = max(jobs[i].nice for i in indices)
+    if nice > 0:  # below the launch's top priority (only root may lower nice)
+        argv.append(f"--nice={nice}")
     if partition:
         argv.append(f"--partition={partition}")
     if account:

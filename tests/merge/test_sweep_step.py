@@ -135,3 +135,22 @@ def test_a_failing_row_stops_the_merge_before_push(swept: Repo) -> None:
     swept.commit("Fix the MTP script")
     code, report = prepare(swept)
     assert code == 0, report["status"]
+
+
+def test_canary_at_merge_stops_the_failing_recipe_and_says_why(swept: Repo) -> None:
+    swept.write(MTP_SCRIPT, "#!/bin/sh\necho 'GPU on fire' >&2\nexit 3\n")
+    swept.commit("Break the MTP script")
+    code, report = prepare(swept, "--canary", "--parallel", "2")
+    assert code == 1 and report["failed_step"] == "plan"
+    rerun = [r for r in report["sweep"]["rows"] if r["action"] == "rerun"]
+    mtp = [r for r in rerun if r["reason"] == "recipe changed by main"]
+    failed = [r for r in mtp if r["status"] == "failed"]
+    assert len(failed) == len({r["fingerprint"] for r in mtp})  # one canary per recipe
+    canary = {r["fingerprint"]: r["key"] for r in failed}
+    stopped = [r for r in mtp if r["status"] == "cancelled"]
+    assert stopped and len(stopped) + len(failed) == len(mtp)
+    assert all(r["stopped"] == f"canary failed: {canary[r['fingerprint']]}" for r in stopped)
+    messages = [v["message"] for step in report["steps"] for v in step.get("violations", [])]
+    assert any(f"{stopped[0]['key']}: cancelled (canary failed: " in m for m in messages)
+    recorded = {r["job_key"]: r for r in runs(swept)}
+    assert recorded[stopped[0]["key"]]["detail"].startswith("canary failed: ")
