@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from governance.core.crash import crash_point
 from governance.core.diagnostics import UsageError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # version -> the statements that bring the previous version to it.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
@@ -65,6 +65,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             gov_version  TEXT NOT NULL
         )""",
     ),
+    # 2: the config each row belongs to, as `gov results compare` matches it
+    # (JSON of `results.service.config_key`); rows of v1 have '' and are no baseline.
+    2: ("ALTER TABLE results ADD COLUMN config_key TEXT NOT NULL DEFAULT ''",),
 }
 
 
@@ -91,6 +94,7 @@ class ResultRow:
     result_file: str
     result_sha256: str
     published_at: str
+    config_key: str = ""  # JSON of the config key (v2); "" for rows published by v1
 
 
 COLUMNS = tuple(f.name for f in fields(ResultRow))

@@ -174,6 +174,7 @@ def _rows(
                 figures.kind, figures.tput_per_gpu, figures.ttft_ms, figures.tpot_ms,
                 figures.interactivity, json.dumps(figures.scores, sort_keys=True), origin,
                 run.commit_sha, run.pr, run.id, result.name, result.sha256 or "", at,
+                json.dumps(list(point.key)),
             )
         )  # fmt: skip
     return rows

@@ -26,7 +26,7 @@ from governance.core.settings import Settings
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 from governance.results.compare import ComparisonReport, Point, compare
-from governance.results.reader import MAX_RESULT_BYTES, ResultError, read_result
+from governance.results.reader import MAX_RESULT_BYTES, Figures, ResultError, read_result
 from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.identity import SLOT_FIELDS, WORKER_SLOT_FIELDS
 from governance.sweeps.jobs import ROW_JSON_NAME
@@ -200,7 +200,8 @@ def compare_pr(
         landed = landed_prs(repo, settings, main.sha)
         recorded = ledger.files(r.id for r in [*pr_runs, *baseline])
     report = ComparisonReport(pr, percent, main_label=main.label)
-    pr_points, main_points = [], []
+    pr_points: list[Point] = []
+    main_points: list[Point] = []
     for run in pr_runs:
         try:
             pr_points.append(point_of(run, recorded.get(run.id, ())))
@@ -208,6 +209,10 @@ def compare_pr(
             report.unverifiable.append(f"run {run.id} {run.job_key}: unverifiable ({exc})")
         except ResultError as exc:
             report.unreadable.append(f"run {run.id}: {exc}")
+    if settings.results_database:  # main's side is what was published for main
+        main_points, source = published_main(repo, settings, pr, main.sha)
+        report.main_label = f"{main.label} ({source})"
+        baseline = []
     for run in baseline:
         try:
             found = point_of(run, recorded.get(run.id, ()))
@@ -216,3 +221,37 @@ def compare_pr(
             continue  # main's unverifiable or unreadable results only mean no baseline
     report.comparisons = compare(pr_points, main_points, percent)
     return report
+
+
+def published_main(
+    repo: GitRepo, settings: Settings, pr: int, main_sha: str
+) -> tuple[list[Point], str]:
+    """Main's points from the results database (`results-database`): the rows
+    published for commits on main's first-parent history, except the PR's own;
+    and the database's label. Rows of schema v1 (no config key) are no baseline."""
+    from governance.core.state import StateLayout
+    from governance.results.database import open_results_database
+
+    database = open_results_database(
+        settings.results_database, StateLayout(repo.git_dir.resolve()).results_db, repo.root
+    )
+    if database.engine == "sqlite" and not Path(database.label).is_file():
+        return [], f"results database {database.label}: nothing published yet"
+    history = {c.sha for c in repo.first_parent_commits(main_sha, max_count=MAIN_HISTORY)}
+    points = []
+    for row in database.rows():
+        if row.commit_sha not in history or row.pr == pr or not row.config_key:
+            continue
+        scores = json.loads(row.scores) if row.scores else {}
+        figures = Figures(
+            row.kind, row.tput_per_gpu, row.median_ttft_ms, row.median_tpot_ms,
+            row.median_interactivity, {str(k): float(v) for k, v in scores.items()},
+        )  # fmt: skip
+        points.append(
+            Point(
+                row.config, tuple(json.loads(row.config_key)), row.conc, figures, row.run_id,
+                row.measured_at, row.pr, row.recipe if row.kind != "eval" else None,
+                row.result_file, landed_as=row.commit_sha,
+            )
+        )  # fmt: skip
+    return points, f"results database {database.label}"

@@ -13,6 +13,7 @@ from governance.git.repo import GitRepo
 from governance.sweeps.ledger import Ledger, Publications
 from tests.harness import Repo, run_gov, run_process
 from tests.results.conftest import LANDED_PR, gov_exe, land_with_sweep, ledger_rows
+from tests.sweeps.test_cli_sweeps import append_entry
 
 
 def database(repo: Repo) -> Path:
@@ -133,3 +134,61 @@ def test_publish_on_merge_to_the_default_database(sweep_repo: Repo) -> None:
     assert f"published {len(rows)} row(s) to " in out, out
     assert {r["job_key"] for r in published(sweep_repo)} == set(rows)
     assert states(sweep_repo) == ["published"]
+
+
+def test_compare_reads_mains_side_from_the_configured_database(
+    landed: Repo, tmp_path: Path
+) -> None:
+    """Main's baseline is what was published for main: a row edited in the
+    database shows in the comparison; without the setting the ledger is read."""
+    target = tmp_path / "results.sqlite3"
+    env = {"GOV_RESULTS_DATABASE": str(target)}
+    nothing = run_gov(
+        "results", "compare", "--pr", "5", "--format", "json", cwd=landed.path, env=env
+    )
+    assert "nothing published yet" in json.loads(nothing.stdout)["main"]
+    assert (
+        run_gov("results", "publish", "--commit", "main", cwd=landed.path, env=env).exit_code == 0
+    )
+    with sqlite3.connect(target) as conn:
+        conn.execute("UPDATE results SET tput_per_gpu = 4242.5 WHERE kind = 'throughput'")
+    landed.git("checkout", "-q", "-b", "pr6", "main")
+    append_entry(landed, "dsr1-fp8-mi300x-sglang")
+    plan = run_gov("plan", "--base-ref", "main", "--format", "json", cwd=landed.path)
+    (tmp_path / "plan6.json").write_text(plan.stdout)
+    ran = run_gov("launch", "--plan", str(tmp_path / "plan6.json"), "--pr", "6", cwd=landed.path)
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+
+    from_db = json.loads(
+        run_gov(
+            "results", "compare", "--pr", "6", "--format", "json", cwd=landed.path, env=env
+        ).stdout
+    )
+    assert from_db["main"].endswith(f"(results database {target})")
+    throughput = [c for c in from_db["comparisons"] if c["pr"]["figures"]["kind"] == "throughput"]
+    assert throughput and all(c["main"]["figures"]["tput_per_gpu"] == 4242.5 for c in throughput)
+    assert {c["main"]["landed_as"] for c in throughput} == {landed.sha("main")}
+    from_ledger = json.loads(
+        run_gov("results", "compare", "--pr", "6", "--format", "json", cwd=landed.path).stdout
+    )
+    assert all(c["main"]["figures"]["tput_per_gpu"] != 4242.5 for c in from_ledger["comparisons"]
+               if c["main"])  # fmt: skip
+
+
+def test_a_version_1_database_is_migrated_in_place(landed: Repo, tmp_path: Path) -> None:
+    from governance.results.database import MIGRATIONS, SCHEMA_VERSION
+
+    target = tmp_path / "old.sqlite3"
+    with sqlite3.connect(target) as conn:  # what gov's first results schema wrote
+        conn.execute("CREATE TABLE gov_schema (version INTEGER NOT NULL)")
+        for statement in MIGRATIONS[1]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO gov_schema (version) VALUES (1)")
+    done = run_gov("results", "publish", "--commit", "main", cwd=landed.path,
+                   env={"GOV_RESULTS_DATABASE": str(target)})  # fmt: skip
+    assert done.exit_code == 0, done.stdout + done.stderr
+    with sqlite3.connect(target) as conn:
+        versions = [v for (v,) in conn.execute("SELECT version FROM gov_schema ORDER BY version")]
+        keys = [k for (k,) in conn.execute("SELECT config_key FROM results")]
+    assert versions == list(range(1, SCHEMA_VERSION + 1)) and SCHEMA_VERSION >= 2
+    assert keys and all(json.loads(k) for k in keys)
