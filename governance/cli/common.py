@@ -196,6 +196,18 @@ def format_option(help: str = "Output format.") -> Any:
     return typer.Option("--format", help=help, case_sensitive=False)
 
 
+def canary_option() -> Any:
+    """`--canary`, the same on `gov launch` and `gov prepare-merge`."""
+    return typer.Option(
+        "--canary", help="Run each recipe's first row first; a recipe whose canary fails stops."
+    )
+
+
+def fail_fast_option(what: str) -> Any:
+    """`--fail-fast`: stop `what` (the launch, the sweep) at the first failed row."""
+    return typer.Option("--fail-fast", help=f"Stop the {what} at the first failed row.")
+
+
 def launcher_option(help: str) -> Any:
     """The one `--launcher` option: its choices are the launcher registry's
     (`governance.sweeps.launcher.REGISTRY`); not given, the repository's layout

@@ -9,6 +9,8 @@ import typer
 
 from governance.cli.common import (
     TextOrJson,
+    canary_option,
+    fail_fast_option,
     format_option,
     guarded,
     launcher_option,
@@ -112,15 +114,8 @@ def prepare_merge(
     reuse_only: Annotated[
         bool, typer.Option("--reuse-only", help="Refuse if any row would have to run.")
     ] = False,
-    canary: Annotated[
-        bool,
-        typer.Option(
-            "--canary", help="Run each recipe's first row first; a recipe whose canary fails stops."
-        ),
-    ] = False,
-    fail_fast: Annotated[
-        bool, typer.Option("--fail-fast", help="Stop the sweep at the first failed row.")
-    ] = False,
+    canary: Annotated[bool, canary_option()] = False,
+    fail_fast: Annotated[bool, fail_fast_option("sweep")] = False,
 ) -> None:
     """Merge main into PR N, resolve and canonicalize the changelog, check,
     plan, reuse or launch the sweep, push, wait for checks and squash-merge

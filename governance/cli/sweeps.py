@@ -14,6 +14,8 @@ import typer
 
 from governance.cli.common import (
     TextOrJson,
+    canary_option,
+    fail_fast_option,
     format_option,
     guarded,
     launcher_option,
@@ -120,15 +122,8 @@ def launch(
             "multi-node row would get (credentials are never printed).",
         ),
     ] = False,
-    canary: Annotated[
-        bool,
-        typer.Option(
-            "--canary", help="Run each recipe's first row first; a recipe whose canary fails stops."
-        ),
-    ] = False,
-    fail_fast: Annotated[
-        bool, typer.Option("--fail-fast", help="Stop the launch at the first failed row.")
-    ] = False,
+    canary: Annotated[bool, canary_option()] = False,
+    fail_fast: Annotated[bool, fail_fast_option("launch")] = False,
     label: Annotated[
         list[str] | None,
         typer.Option("--label", help="A label of the PR, for the priority rules (repeatable)."),

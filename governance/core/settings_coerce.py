@@ -128,15 +128,21 @@ def _list_from_text(key: str, text: str, where: str) -> list[str]:
     return value
 
 
+def _json_text(value: Any) -> Any:
+    """A table given as text (a `GOV_*` variable) read as JSON (None: not JSON)."""
+    if not isinstance(value, str):
+        return value
+    import json
+
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
 def _coerce_table(key: str, value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """A TOML table of lists of strings (from the environment: the same as JSON)."""
-    if isinstance(value, str):
-        import json
-
-        try:
-            value = json.loads(value)
-        except ValueError:
-            value = None
+    value = _json_text(value)
     example = f'e.g. [tool.gov.{key}] mi300x = ["single_node/{{scenario}}/{{model}}_x.sh"]'
     if not isinstance(value, dict) or not value:
         raise UsageError(f"{where}: `{key}` must be a table of lists of strings", example)
@@ -159,13 +165,7 @@ def _coerce_gate(key: str, value: Any, where: str) -> tuple[tuple[str, tuple[str
     table of label -> modifier words, flattened to `labels.<name>` rows."""
     from governance.core.sweep_gate import LABEL_PREFIX, GateRules
 
-    if isinstance(value, str):
-        import json
-
-        try:
-            value = json.loads(value)
-        except ValueError:
-            value = None
+    value = _json_text(value)
     example = f'e.g. [tool.gov.{key}] drafts = ["skip"], [tool.gov.{key}.labels] run-it = ["sweep"]'
     if not isinstance(value, dict):
         raise UsageError(f"{where}: `{key}` must be a table", example)
