@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -10,7 +11,9 @@ from tests.harness import git, run_gov
 
 def test_demo_end_to_end(tmp_path: Path) -> None:
     temp = Path(tempfile.gettempdir())
-    before = set(temp.glob("gov-demo-*")) | set(temp.glob("gov-sweep-*"))
+    # This process's own (the demo runs in it); another process's sweep may be running now.
+    mine = f"gov-sweep-{os.getpid()}-*"
+    before = set(temp.glob("gov-demo-*")) | set(temp.glob(mine))
     result = run_gov("demo", cwd=tmp_path)
     assert result.exit_code == 0, result.stdout + result.stderr
     out = result.stdout
@@ -50,7 +53,7 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert len(mtp) == 5 and all(" vs " in line and "%" in line for line in mtp)
     assert sum("none: new point" in line for line in table) == 11
     assert "results compared with main" in changelog  # the prepare-merge report's section
-    left = set(temp.glob("gov-demo-*")) | set(temp.glob("gov-sweep-*"))
+    left = set(temp.glob("gov-demo-*")) | set(temp.glob(mine))
     assert left - before == set()  # nothing new (other processes may clean their own)
 
 
