@@ -10,8 +10,9 @@ Cases, each a whole process (or the Action's two), median of N runs:
   `inferencex-scripts.bundle` (its real `benchmarks/`, so the preflight runs) and on the K
   newest PR branches of `inferencex.bundle` with the runners bundle's `benchmarks/` laid beside
   the clone (`GOV_SCRIPTS`, an absolute path: read from disk).
-* **the Action's steps**: that check, then `gov plan --format markdown --empty-ok`, as
-  action.yml runs them (two processes today), cold.
+* **the Action's steps**: as action.yml runs them, cold: the check with `--summary-plan` (one
+  process), or, with a gov that lacks the flag (an older one, for a before/after table), that
+  check, then `gov plan --format markdown --empty-ok`.
 * **the hook on a new edit**: `gov-pre-commit` with a newly staged entry each run (its
   description changes, so no remembered answer applies), `.git/gov` kept as a developer has it.
 * **`gov plan`, cold** on the same PRs.
@@ -93,11 +94,17 @@ def with_env(env: dict[str, str], argv: list[str]) -> list[str]:
     return ["env", *(f"{k}={v}" for k, v in env.items()), *argv]
 
 
-def action(case: Case) -> list[str]:
-    script = " && ".join(
-        " ".join(map(_quote, with_env(case.env, argv))) for argv in (case.check(), case.plan())
-    )
-    return ["sh", "-c", f"{script} >/dev/null; exit 0"]
+def one_process() -> bool:
+    """Does this gov write the plan summary from its check (`--summary-plan`)?"""
+    done = subprocess.run([GOV, "check", "--help"], capture_output=True, text=True, check=False)
+    return "--summary-plan" in done.stdout
+
+
+def action(case: Case, summary: Path) -> list[str]:
+    steps = [[*case.check(), "--summary-plan"]] if one_process() else [case.check(), case.plan()]
+    script = " && ".join(" ".join(map(_quote, with_env(case.env, argv))) for argv in steps)
+    env = f"GITHUB_STEP_SUMMARY={_quote(str(summary))}"
+    return ["sh", "-c", f"export {env}; {script} >/dev/null; exit 0"]
 
 
 def _quote(word: str) -> str:
@@ -148,7 +155,8 @@ def main() -> None:
                          measure(case.name, with_env(case.env, case.check()), case.repo, n, cold),
                          reference(case)))  # fmt: skip
             rows.append((f"Action steps, cold: {case.name}",
-                         measure(case.name, action(case), case.repo, n, cold), None))  # fmt: skip
+                         measure(case.name, action(case, root / "summary.md"), case.repo, n,
+                                 cold), None))  # fmt: skip
             rows.append((f"gov plan, cold: {case.name}",
                          measure(case.name, with_env(case.env, case.plan()), case.repo, n, cold),
                          None))  # fmt: skip

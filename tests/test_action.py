@@ -20,7 +20,7 @@ pytestmark = pytest.mark.corpus
 
 BRANCH = "pr/agent/update-b200-agentx-vllm-mtp-image"
 PR = 2646
-STEPS = ["Install gov", "Sweep gate", "Check the changelog", "What this PR will run"]
+STEPS = ["Install gov", "Sweep gate", "Check the changelog"]  # the plan: --summary-plan
 
 
 def readme_yaml(heading: str, marker: str) -> Any:
@@ -125,7 +125,7 @@ def test_action_fails_a_bad_entry_with_annotations_and_no_plan(
         path_prefix=python_bin,
     )
     assert job.exit_code == 1, job.stdout + job.stderr
-    assert job.ran == STEPS[:3]  # the plan step is skipped
+    assert job.ran == STEPS  # one gov process: the failed check writes no plan
     line = changelog.read_bytes().count(b"\n")
     assert f"::error file=perf-changelog.yaml,line={line}" in job.stdout, job.stdout
     assert "GOV401" in job.stdout and "GOV501" in job.stdout
@@ -172,6 +172,51 @@ def test_action_is_green_on_a_pr_that_appends_nothing(
     assert "nothing appended to `perf-changelog.yaml`: no sweep" in job.summary, job.summary
     assert "nothing appended: no sweep" in job.stdout  # the check's own line
     assert "GOV531" not in job.stdout + job.stderr + job.summary
+
+
+def test_action_summary_plan_is_what_gov_plan_prints(
+    clone: Path, action_dir: Path, python_bin: str, tmp_path: Path
+) -> None:
+    """The Action runs one gov process: the check's summary, then, byte for
+    byte, what `gov plan --format markdown --empty-ok` prints for the same
+    base, head and labels (the plan the check built, not a second plan)."""
+    head = git(clone, "rev-parse", BRANCH)
+    git(clone, "checkout", "-q", "--detach", head)
+    labels = ("sweep-enabled", "agentx-fast")
+    job = run_action(
+        action_dir,
+        workspace=clone,
+        event=event(head, BRANCH, PR, labels),
+        scratch=tmp_path,
+        path_prefix=python_bin,
+    )
+    assert job.exit_code == 0, job.stdout + job.stderr
+    check_summary = tmp_path / "check-only.md"
+    common = ("--base-ref", "origin/main", "--head-ref", head, "--labels", ",".join(labels))
+    check = run_gov(
+        "check", *common, "--pr", str(PR), "--format", "github",
+        cwd=clone, env={"GITHUB_STEP_SUMMARY": str(check_summary)},
+    )  # fmt: skip
+    plan = run_gov("plan", *common, "--format", "markdown", "--empty-ok", cwd=clone)
+    assert check.exit_code == plan.exit_code == 0, check.stderr + plan.stderr
+    assert "### Sweep plan" in plan.stdout
+    # the gate's section first, then the check's, then the plan's
+    assert job.summary.endswith(check_summary.read_text(encoding="utf-8") + plan.stdout)
+    assert job.summary.startswith("### Sweep gate")
+    # A check that built no plan (--no-configs) has the summary planned as `gov plan` plans.
+    alone = tmp_path / "no-configs.md"
+    check = run_gov(
+        "check", *common, "--pr", str(PR), "--format", "github", "--no-configs", "--summary-plan",
+        cwd=clone, env={"GITHUB_STEP_SUMMARY": str(alone)},
+    )  # fmt: skip
+    assert check.exit_code == 0, check.stdout + check.stderr
+    assert alone.read_text(encoding="utf-8").endswith("\n" + plan.stdout)
+
+
+def test_summary_plan_needs_the_github_format(clone: Path) -> None:
+    result = run_gov("check", "--base-ref", "origin/main", "--summary-plan", cwd=clone)
+    assert result.exit_code == 2
+    assert "--summary-plan needs --format github" in result.stderr
 
 
 def summary_rows(markdown: str) -> list[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from governance.check.findings_cache import digest
 from governance.check.service import (
@@ -120,8 +121,18 @@ def render(result: CheckResult, fmt: str) -> Answer:
     return Answer(out.render_text(result), "", result.verdict.ok)
 
 
-def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: str) -> Answer:
-    """The rendered answer of `gov check`, from the cache when its inputs are unchanged."""
+def check_answer(
+    repo: GitRepo,
+    settings: Settings,
+    options: CheckOptions,
+    fmt: str,
+    *,
+    summary_plan: tuple[str, str] | None = None,
+) -> Answer:
+    """The rendered answer of `gov check`, from the cache when its inputs are
+    unchanged. `summary_plan` (the base and head names `gov plan` would echo):
+    when the check passes, its step summary ends with what `gov plan --format
+    markdown --empty-ok` prints, from the plan the check built."""
     head_commit = None
     if options.head_source is HeadSource.REF:
         head_commit = repo.resolve(options.head_ref or "HEAD")
@@ -141,17 +152,70 @@ def check_answer(repo: GitRepo, settings: Settings, options: CheckOptions, fmt: 
         _scripts_id(repo, settings, HeadSource.REF, base_commit),
         *_content_ids(repo, settings_files, options.head_source, head_commit, strict=False),
         *_content_ids(repo, settings_files, HeadSource.REF, base_commit, strict=False),
+        repr(summary_plan),
     ]
 
     def compute() -> Answer:
+        from dataclasses import replace
+
         from governance.check.trusted import settings_change
 
         result = run_check(repo, settings, options)
         changed = settings_change(repo, base_commit, options, head_commit)
         result.warnings += [changed] if changed else []
-        return render(result, fmt)
+        answer = render(result, fmt)
+        if summary_plan is None or not answer.ok or head_commit is None:
+            return answer
+        commits = (base_commit, head_commit)
+        plan = plan_summary(repo, settings, result.plan, options, commits, summary_plan)
+        return replace(answer, summary=answer.summary + plan)
 
     return remembered(repo, parts, compute, read=not options.no_cache)
+
+
+def appends_nothing(repo: GitRepo, path: str, base: str, head: str) -> bool:
+    """No line added or removed (blank lines aside): nothing for a plan."""
+    from governance.changelog.appended import appended
+
+    found = appended(repo.read_blob(base, path), repo.read_blob(head, path))
+    return found.removed is None and not any(line.strip() for line in found.lines)
+
+
+def nothing_markdown(changelog: str) -> str:
+    """`gov plan --format markdown --empty-ok` on a change that appends nothing."""
+    return f"### Sweep plan\n\nnothing appended to `{changelog}`: no sweep\n"
+
+
+def plan_summary(
+    repo: GitRepo,
+    settings: Settings,
+    document: dict[str, Any] | None,
+    options: CheckOptions,
+    commits: tuple[str, str],
+    echo: tuple[str, str],
+) -> str:
+    """What `gov plan --base-ref B --head-ref H --format markdown --empty-ok`
+    prints for the change a passing check judged (same row options), from
+    the plan document the check built; planned here only when it built none
+    (e.g. an ignored plan finding stopped it), as `gov plan` plans."""
+    from governance.matrix import render as out
+    from governance.matrix.plan import PlanOptions, PlanResult, unrun_bucket_warnings
+
+    base, head = commits
+    if appends_nothing(repo, settings.changelog, base, head):
+        return nothing_markdown(settings.changelog)
+    flags = options.plan_flags
+    if document is None:
+        no_cache = options.no_cache
+        return plan_answer(
+            repo, settings, base, head, echo, flags, "markdown", no_cache=no_cache
+        ).stdout
+    from governance.core.sweep_gate import plan_kwargs
+
+    meta = document["changelog_metadata"]
+    echoed = {**document, "changelog_metadata": {**meta, "base_ref": echo[0], "head_ref": echo[1]}}
+    plan = PlanOptions(echo[0], echo[1], settings.changelog, **plan_kwargs(flags))
+    return out.plan_markdown(PlanResult(echoed, unrun_bucket_warnings(echoed, plan)))
 
 
 def plan_answer(

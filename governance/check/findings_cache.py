@@ -20,6 +20,7 @@ import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import governance
 from governance import __version__
@@ -65,19 +66,41 @@ def digest(parts: Iterable[bytes | str | None]) -> str:
     return sha.hexdigest()
 
 
+class PlanFindings(NamedTuple):
+    """The plan half of a check: the keys the appended entries resolve to,
+    what would stop their plan, and the plan document itself when it was
+    generated (refs "base"/"head"; the preflight and `--summary-plan` reuse it)."""
+
+    keys: list[str]
+    violations: list[Violation]
+    document: dict[str, Any] | None = None
+
+
 class FindingsCache:
     def __init__(self, folder: Path, *, read: bool = True) -> None:
         self.store = BlockCache(folder)
         self.read = read  # False: every lookup is a miss (--no-cache)
 
-    def get(self, key: str) -> tuple[list[str], list[Violation]] | None:
+    def get(self, key: str) -> PlanFindings | None:
         data = self.store.get(key) if self.read else None
         if data is None:
             return None
         try:
-            return [str(k) for k in data["keys"]], [Violation(**v) for v in data["violations"]]
+            document = data.get("document")  # absent: the preflight plans afresh
+            return PlanFindings(
+                [str(k) for k in data["keys"]],
+                [Violation(**v) for v in data["violations"]],
+                document if isinstance(document, dict) else None,
+            )
         except (TypeError, KeyError):
             return None
 
-    def put(self, key: str, keys: list[str], found: list[Violation]) -> None:
-        self.store.put(key, {"keys": keys, "violations": [v.to_dict() for v in found]})
+    def put(self, key: str, found: PlanFindings) -> None:
+        self.store.put(
+            key,
+            {
+                "keys": found.keys,
+                "violations": [v.to_dict() for v in found.violations],
+                "document": found.document,
+            },
+        )

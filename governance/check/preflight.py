@@ -318,15 +318,47 @@ def sweep_preflight(
     head_commit: str | None,
     base_commit: str,
     verdict: Verdict,
+    *,
+    document: Mapping[str, Any] | None = None,
 ) -> Preflight | None:
     """The preflight of the scripts the appended entries' rows run (None when
-    off), on the rows `gov check`'s own plan pipeline gives them."""
-    from governance.check.snapshots import HeadSource, catalog_of, config_sources
+    off), on the rows `gov check`'s own plan pipeline gives them: `document`,
+    the plan the check already generated, else generated here."""
+    from governance.check.snapshots import HeadSource
 
     commit = head_commit if options.head_source is HeadSource.REF else None
     exists = scripts_exist(repo, settings, commit)
     if not wanted(settings, exists, options.sweep_preflight):
         return None
+    if document is None:
+        document = _plan_document(repo, settings, options, changelog, head_commit, base_commit)
+        if document is None:  # reported by the plan check already
+            return None
+    if not exists:
+        return Preflight(
+            [
+                violation(
+                    "GOV702",
+                    f"the scripts folder {settings.scripts}/ does not exist: no row can launch",
+                    settings.scripts,
+                    hint="set `scripts` in [tool.gov], or pass --no-sweep-preflight",
+                )
+            ]
+        )
+    return run_preflight(repo, settings, document, commit, base_commit)
+
+
+def _plan_document(
+    repo: GitRepo,
+    settings: Settings,
+    options: CheckOptions,
+    changelog: tuple[bytes | None, bytes],
+    head_commit: str | None,
+    base_commit: str,
+) -> dict[str, Any] | None:
+    """The plan of the appended entries when the check did not generate it
+    (an ignored plan finding stopped it): only the selected configs validated."""
+    from governance.check.snapshots import HeadSource, catalog_of, config_sources
     from governance.core.sweep_gate import plan_kwargs
     from governance.matrix.additions import changelog_additions
     from governance.matrix.errors import MatrixError
@@ -342,23 +374,11 @@ def sweep_preflight(
         **plan_kwargs(options.plan_flags),
     )
     try:
-        document = plan_additions(
+        return plan_additions(
             changelog_additions(*changelog, settings.changelog),
             catalog_of(repo, head_files),
             plan_options,
             catalog_of(repo, base_files),
         ).document
-    except MatrixError:  # reported by the plan check already
+    except MatrixError:
         return None
-    if not exists:
-        return Preflight(
-            [
-                violation(
-                    "GOV702",
-                    f"the scripts folder {settings.scripts}/ does not exist: no row can launch",
-                    settings.scripts,
-                    hint="set `scripts` in [tool.gov], or pass --no-sweep-preflight",
-                )
-            ]
-        )
-    return run_preflight(repo, settings, document, commit, base_commit)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from governance.changelog.modes import CheckMode
 from governance.check.snapshots import HeadSource, catalog_of, config_sources, snapshot_reader
@@ -22,6 +22,7 @@ from governance.git.repo import GitRepo
 
 if TYPE_CHECKING:  # the engines are imported only when a rule runs (not on a cached answer)
     from governance.changelog.rules import KnownKeys, Verdict
+    from governance.check.findings_cache import PlanFindings
     from governance.check.preflight import Preflight
     from governance.matrix.additions import Additions
     from governance.matrix.catalog import Catalog
@@ -65,6 +66,10 @@ class CheckResult:
     # Findings that do not fail the check (GOV209; GOV713 unless preflight-warnings-fail).
     warnings: list[Violation] = field(default_factory=list)
     preflight: Preflight | None = None  # None: not run
+    # The plan document of the appended entries (refs "base"/"head") when the
+    # check generated it: one plan per command, shared by the preflight and
+    # `--summary-plan`. None: not generated (a fault, --no-configs, nothing appended).
+    plan: dict[str, Any] | None = None
 
 
 def resolve_base(
@@ -184,11 +189,13 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
     # Ignored codes are dropped before the plan is judged, so an ignored
     # whitespace finding does not stop rows from being generated.
     verdict.violations, ignored = split_ignored(verdict.violations, settings.ignore)
+    document = None
     if options.configs and verdict.additions:
-        verdict.config_keys, problems = plan_check(
+        found = plan_check(
             repo, settings, options, (base_bytes, head_bytes), head_commit, base_commit, verdict
         )
-        kept, hidden = split_ignored(problems, settings.ignore)
+        verdict.config_keys, document = found.keys, found.document
+        kept, hidden = split_ignored(found.violations, settings.ignore)
         verdict.violations += kept
         ignored += hidden
     preflight = None
@@ -196,7 +203,14 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         from governance.check.preflight import sweep_preflight
 
         preflight = sweep_preflight(
-            repo, settings, options, (base_bytes, head_bytes), head_commit, base_commit, verdict
+            repo,
+            settings,
+            options,
+            (base_bytes, head_bytes),
+            head_commit,
+            base_commit,
+            verdict,
+            document=document,
         )
     warnings: list[Violation] = list(verdict.warnings)
     if preflight is not None:
@@ -228,6 +242,7 @@ def run_check(repo: GitRepo, settings: Settings, options: CheckOptions) -> Check
         ignored,
         warnings,
         preflight,
+        document,
     )
 
 
@@ -239,19 +254,20 @@ def plan_check(
     head_commit: str | None,
     base_commit: str,
     verdict: Verdict,
-) -> tuple[list[str], list[Violation]]:
+) -> PlanFindings:
     """Would `gov plan` accept what this change appends? The same appended
     lines (`changelog.appended`, read from the same bytes), resolver and
-    validation, so a change that passes check cannot fail its plan.
-    Answers are cached by their inputs' bytes (`findings_cache`)."""
+    validation, so a change that passes check cannot fail its plan; the plan
+    document comes along when it was generated. Answers are cached by their
+    inputs' bytes (`findings_cache`)."""
     from governance.changelog.appended import appended
-    from governance.check.findings_cache import FindingsCache, digest
+    from governance.check.findings_cache import FindingsCache, PlanFindings, digest
 
     found = appended(*changelog)
     if found.removed is not None and not verdict.ok:
         # Head rewrote history: the rules' own finding (GOV3xx) says where;
         # the plan refuses the same change (GOV530) and reads no entries.
-        return [], []
+        return PlanFindings([], [])
     head_files = config_sources(repo, settings, options.head_source, head_commit)
     base_files = config_sources(repo, settings, HeadSource.REF, base_commit)
     key = digest(
@@ -272,17 +288,16 @@ def plan_check(
     from governance.matrix.additions import additions_of
     from governance.matrix.errors import MatrixError
 
-    keys: list[str] = []
     try:
         additions = additions_of(found, settings.changelog)
     except MatrixError as exc:  # GOV530, when an ignored history rule let it through
-        problems = list(exc.violations)
+        answer = PlanFindings([], list(exc.violations))
     else:
-        keys, problems = _plan_findings(
+        answer = _plan_findings(
             repo, settings, (head_files, base_files), additions, verdict, options
         )
-    cache.put(key, keys, problems)
-    return keys, problems
+    cache.put(key, answer)
+    return answer
 
 
 def _plan_findings(
@@ -292,12 +307,14 @@ def _plan_findings(
     additions: Additions,
     verdict: Verdict,
     options: CheckOptions,
-) -> tuple[list[str], list[Violation]]:
+) -> PlanFindings:
     """With `trust_base`, master-config blocks unchanged since the base are
     not re-validated (they were when they landed, like the changelog's
     history); `--full` validates every block."""
+    from governance.check.findings_cache import PlanFindings
     from governance.core.sweep_gate import plan_kwargs
-    from governance.matrix.plan import PlanOptions, plan_violations
+    from governance.matrix.errors import MatrixError
+    from governance.matrix.plan import PlanOptions, plan_additions, plan_violations
 
     head_files, base_files = files
     trust_base = not options.full
@@ -305,13 +322,21 @@ def _plan_findings(
     head = catalog_of(repo, head_files, trusted=base if trust_base else None)
     known, missing = known_keys(head, settings)
     if known is None:
-        return [], missing
+        return PlanFindings([], missing)
     plan = PlanOptions(
         base_ref="base",
         head_ref="head",
         changelog_path=settings.changelog,
         **plan_kwargs(options.plan_flags),
     )
+    keys, problems = plan_violations(additions, head, base, plan, generate=False)
     # Rows are generated only for changes that pass the changelog rules: a
     # malformed entry would otherwise be reported twice (GOV2xx and GOV5xx).
-    return plan_violations(additions, head, base, plan, generate=verdict.ok)
+    # (What plan_violations(generate=True) does, keeping the document.)
+    if problems or not verdict.ok:
+        return PlanFindings(keys, problems)
+    try:
+        document = plan_additions(additions, head, plan, base).document
+    except MatrixError as exc:
+        return PlanFindings(keys, [*problems, *exc.violations])
+    return PlanFindings(keys, problems, document)

@@ -86,6 +86,15 @@ def check(
     ] = False,
     labels: Annotated[str | None, typer.Option("--labels", help=LABELS_HELP)] = None,
     event: Annotated[Path | None, typer.Option("--event", help=EVENT_HELP, dir_okay=False)] = None,
+    summary_plan: Annotated[
+        bool,
+        typer.Option(
+            "--summary-plan",
+            help="With --format github: when the check passes, also append to "
+            "$GITHUB_STEP_SUMMARY what `gov plan --format markdown --empty-ok` prints "
+            "(same base, head and label modifiers), from the plan the check built.",
+        ),
+    ] = False,
     fix: Annotated[
         bool,
         typer.Option(
@@ -122,6 +131,11 @@ def check(
         raise UsageError("--exact-base needs --base-ref", "name the commit to compare with")
     if fix and (staged or head_ref):
         raise UsageError("--fix edits the working tree", "drop --staged/--head-ref")
+    if summary_plan and (worktree or staged or fix or output is not CheckFormat.github):
+        raise UsageError(
+            "--summary-plan needs --format github and a committed head",
+            "drop --worktree/--staged/--fix, or run `gov plan --format markdown`",
+        )
     worktree = worktree or fix
     mode = CheckMode.pr_mode(pr) if pr else CheckMode.main(expect_pr) if main else CheckMode()
     source = HeadSource.WORKTREE if worktree else HeadSource.STAGED if staged else HeadSource.REF
@@ -159,7 +173,12 @@ def check(
             err(f"{settings.changelog}:{item.line}: fixed: {item.what}")
         if not fixes:
             err(f"{settings.changelog}: nothing to fix mechanically")
-    emit_check(check_answer(repo, settings, options, output.value))
+    # The names `gov plan --base-ref B --head-ref H` echoes in the plan's metadata.
+    echo = None
+    if summary_plan:
+        named = base_ref if base_ref and repo.resolve(base_ref) == base else base
+        echo = (named, head_ref or "HEAD")
+    emit_check(check_answer(repo, settings, options, output.value, summary_plan=echo))
 
 
 class AuditFormat(StrEnum):

@@ -4,7 +4,7 @@ registered in `governance.cli.app`."""
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -21,9 +21,6 @@ from governance.cli.common import (
 )
 from governance.cli.gate import EVENT_HELP, LABELS_HELP, modifiers_option
 from governance.core.diagnostics import EXIT_FINDINGS
-
-if TYPE_CHECKING:
-    from governance.git.repo import GitRepo
 
 
 @guarded
@@ -134,7 +131,7 @@ def plan(
 ) -> None:
     """The whole sweep a change triggers: appended entries -> bucketed rows."""
     from governance.changelog.modes import CheckMode
-    from governance.check.answers import plan_answer
+    from governance.check.answers import appends_nothing, nothing_markdown, plan_answer
     from governance.check.service import CheckOptions
     from governance.check.trusted import check_settings
     from governance.core.diagnostics import UsageError
@@ -158,12 +155,10 @@ def plan(
             "run gov at the root of the benchmark repository, or set `changelog` in [tool.gov]",
         )
     err(f"gov plan: base {label}")
-    if empty_ok and _appends_nothing(repo, settings.changelog, base, head):
+    if empty_ok and appends_nothing(repo, settings.changelog, base, head):
         err("gov plan: nothing appended: no sweep")
         if output is PlanFormat.markdown:  # the Action's job summary
-            sys.stdout.write(
-                f"### Sweep plan\n\nnothing appended to `{settings.changelog}`: no sweep\n"
-            )
+            sys.stdout.write(nothing_markdown(settings.changelog))
         elif output is not PlanFormat.json:
             sys.stdout.write(f"nothing appended to {settings.changelog}: no sweep\n")
         return
@@ -187,14 +182,6 @@ def plan(
         repo, settings, base, head, echo, flags, output.value, no_cache=no_cache or cache_disabled()
     )
     sys.stdout.write(answer.stdout)
-
-
-def _appends_nothing(repo: "GitRepo", path: str, base: str, head: str) -> bool:
-    """No line added or removed (blank lines aside): nothing for a plan."""
-    from governance.changelog.appended import appended
-
-    found = appended(repo.read_blob(base, path), repo.read_blob(head, path))
-    return found.removed is None and not any(line.strip() for line in found.lines)
 
 
 @guarded

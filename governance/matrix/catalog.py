@@ -33,7 +33,6 @@ from governance.matrix.locate import (
     schema_fields,
     tree_locator,
 )
-from governance.matrix.master_entry import entry_schema
 from governance.matrix.masterfile import MasterFile, SourceFile, read_master, yaml_violation
 from governance.matrix.names import foreign_keys, foreign_values
 from governance.matrix.runners import RunnerData, parse_runner_file
@@ -223,6 +222,10 @@ class Catalog:
         return self._checked[key]
 
     def _validate(self, key: str, raw: Any) -> list[Violation]:
+        # The schema models are built only when a block is validated (a
+        # change that edits no master config trusts every block it selects).
+        from governance.matrix.master_entry import entry_schema
+
         schema = entry_schema(raw)
         try:
             schema.model_validate(raw)

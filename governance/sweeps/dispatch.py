@@ -36,7 +36,6 @@ from governance.sweeps.jobs import (
     prepare_job_dir,
 )
 from governance.sweeps.launcher import JobEvent, JobOutcome, JobStatus, Launcher, LaunchJob
-from governance.sweeps.ledger import Ledger, NewRun
 from governance.sweeps.naming import (
     DEFAULT_SCRIPT_NAMES,
     Resolution,
@@ -44,10 +43,11 @@ from governance.sweeps.naming import (
     TemplateError,
 )
 from governance.sweeps.runfiles import RunFile, launch_folder, record
-from governance.sweeps.schedule import Schedule, run_scheduled
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # launching only: resolving rows (the check's preflight) needs neither
     from governance.core.settings import Settings
+    from governance.sweeps.ledger import Ledger
+    from governance.sweeps.schedule import Schedule
 
 HEX_PREFIX = re.compile(r"[0-9a-f]{1,64}")
 
@@ -320,6 +320,9 @@ def launch_rows(
 ) -> LaunchResult:
     """Run every resolved job, in the order and phases `schedule` asks
     (`sweeps.schedule`), and record the outcomes (also when interrupted)."""
+    from governance.sweeps.ledger import NewRun
+    from governance.sweeps.schedule import Schedule, run_scheduled
+
     ready = [item for item in resolved if item.job is not None]
     rows: Mapping[str, PlanRow] = {item.key: item.row for item in ready}
     traced: Mapping[str, Resolved] = {item.key: item for item in ready}

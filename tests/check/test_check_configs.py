@@ -223,3 +223,35 @@ def test_a_corrupt_cache_entry_is_a_miss_not_an_error(pr: Repo) -> None:
     [entry] = cache_files(pr)
     entry.write_text("{not json")
     assert check(pr).verdict.violations == first
+
+
+def test_the_check_plans_once_and_its_preflight_judges_that_plan(
+    sweep_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One plan per command: the preflight and `--summary-plan` take the
+    document the check's plan step built (also from the findings cache), and
+    it is the document `gov plan` prints."""
+    import json
+
+    from governance.check import preflight
+
+    pr = sweep_repo
+    pr.git("checkout", "-q", "-b", "pr-2194")
+    append(pr)
+    pr.commit("retune")
+
+    def plan_again(*_args: object) -> None:
+        raise AssertionError("the preflight planned the change a second time")
+
+    monkeypatch.setattr(preflight, "_plan_document", plan_again)
+    first = check(pr)
+    assert first.verdict.ok, first.verdict.violations
+    assert first.plan is not None and first.preflight is not None and first.preflight.rows
+    again = check(pr)  # the plan findings from .git/gov/check-cache, the document with them
+    assert again.plan == first.plan
+    assert again.preflight is not None and again.preflight.to_dict() == first.preflight.to_dict()
+    planned = run_gov("plan", "--base-ref", "main", cwd=pr.path)
+    assert planned.exit_code == 0, planned.stderr
+    document = json.loads(planned.stdout)
+    meta = {**first.plan["changelog_metadata"], "base_ref": "main", "head_ref": "HEAD"}
+    assert document == {**first.plan, "changelog_metadata": meta}
