@@ -45,6 +45,8 @@ def render_status(cars: list[Car], paused: bool) -> str:
 
 def render_car(car: CarResult) -> str:
     mark = {"landed": "ok", "refused": "NO", "busy": "..", "would": ".."}[car.outcome]
+    if car.outcome == "landed":  # the detail says how: "landed as …", "already merged as …"
+        return f"[{mark}] PR #{car.pr} {car.detail}"
     where = f" at {car.step}" if car.step and car.outcome == "refused" else ""
     return f"[{mark}] PR #{car.pr} {car.outcome}{where}: {car.detail}"
 
