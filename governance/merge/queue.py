@@ -73,6 +73,10 @@ class RunResult:
         return EXIT_USAGE if "busy" in outcomes else EXIT_OK
 
 
+class CarBusy(UsageError):
+    """Another process is preparing this car's PR: the car waits, the train goes on."""
+
+
 def utc_stamp() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
@@ -109,7 +113,10 @@ def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
             poll_interval=options.poll_interval,
             check_timeout=options.check_timeout,
         )
-        return prepare_merge(repo, settings, forge, prepare, sweep=hook)
+        try:
+            return prepare_merge(repo, settings, forge, prepare, sweep=hook)
+        except UsageError as exc:  # another run holds this PR (its lock, or a live journal)
+            raise CarBusy(exc.message, exc.hint) from exc
 
     return land
 
@@ -190,10 +197,13 @@ def _run_car(
     crash_point("queue-start")
     try:
         report = land_car(n)
-    except UsageError as exc:  # another prepare-merge holds this PR: not the car's fault
+    except CarBusy as exc:  # another prepare-merge holds this PR: not the car's fault
         store.requeue(n, now())
         return CarResult(n, "busy", f"{exc} (left queued)")
-    except BaseException:  # interrupted: prepare-merge rolled back; the car waits again
+    except BaseException:
+        # Interrupted (prepare-merge rolled back), or a setup failure that would
+        # refuse every car alike (main's settings unreadable): the car waits again,
+        # the run stops with the error's exit code.
         store.requeue(n, now())
         raise
     crash_point("queue-prepared")

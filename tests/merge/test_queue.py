@@ -6,6 +6,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from governance.core import locks
+from governance.core.diagnostics import GovError
+from governance.git.repo import GitRepo
+from governance.merge.journal import lock_path
+from governance.merge.queue import _tested_is_landed, queue_lock, run_queue
+from governance.merge.report import MergeReport
 from tests.harness import Repo, run_gov
 from tests.merge.queue_train import LINK, build_train
 
@@ -153,3 +161,71 @@ def test_dry_run_changes_nothing(example_repo: Repo) -> None:
     assert train.git("for-each-ref") == before
     assert [c.state for c in store.cars()] == ["queued", "queued"]
     assert f"{LINK}101" not in train.changelog().decode()
+
+
+def test_one_runner_per_repository(example_repo: Repo) -> None:
+    train = build_train(example_repo, (101,))
+    train.store().add(101, "normal", "2026-08-15T10:00:00")
+    with locks.hold(queue_lock(GitRepo(train.path)), "a test holding the queue"):
+        second = run_gov("queue", "run", cwd=train.path)
+    assert second.exit_code == 2 and "another run holds the lock" in second.stderr, second.stderr
+    car = train.store().get(101)
+    assert car is not None and car.state == "queued" and car.attempts == 0
+
+
+def test_a_car_whose_pr_another_run_holds_waits_and_the_train_goes_on(
+    example_repo: Repo,
+) -> None:
+    train = build_train(example_repo, (101, 103))
+    store = train.store()
+    store.add(101, "normal", "2026-08-15T10:00:00")
+    store.add(103, "normal", "2026-08-15T10:00:01")
+    with locks.hold(lock_path(GitRepo(train.path).git_dir, 101), "prepare-merge --pr 101"):
+        result = train.run()
+    assert [(c.pr, c.outcome) for c in result.cars] == [(101, "busy"), (103, "landed")]
+    assert result.exit_code == 2
+    car = store.get(101)
+    assert car is not None and car.state == "queued"
+    assert train.changelog() == train.expected(103)
+    assert [(c.pr, c.outcome) for c in train.run().cars] == [(101, "landed")]
+    assert train.changelog() == train.expected(103, 101)
+
+
+def test_broken_settings_on_main_stop_the_run_and_the_car_waits(example_repo: Repo) -> None:
+    train = build_train(example_repo, (101,))
+    train.store().add(101, "normal", "2026-08-15T10:00:00")
+    train.repo.commit("Break the settings", **{".gov.toml": "sweep-on-merge = 'maybe'\n"})
+    ran = run_gov("queue", "run", cwd=train.path)
+    assert ran.exit_code == 2, ran.stdout + ran.stderr
+    assert ".gov.toml" in ran.stderr and "sweep-on-merge" in ran.stderr, ran.stderr
+    car = train.store().get(101)
+    assert car is not None and car.state == "queued" and car.attempts == 0
+
+
+def test_a_landed_tree_that_is_not_the_tested_tree_is_caught(example_repo: Repo) -> None:
+    train = build_train(example_repo, (101,))
+    repo = GitRepo(train.path)
+    tested = train.git("rev-parse", "pr-101")
+    assert _tested_is_landed(repo, tested, tested, train.base) == ""
+    problem = _tested_is_landed(repo, train.base, tested, train.base)
+    assert "differs from the tested tree" in problem
+    other = train.repo.commit_on("elsewhere", {"x": "1\n"}, "another parent")
+    assert "is not one commit on" in _tested_is_landed(repo, tested, tested, other)
+
+
+def test_a_setup_failure_mid_run_puts_the_car_back_and_stops(example_repo: Repo) -> None:
+    train = build_train(example_repo, (101, 103))
+    store = train.store()
+    store.add(101, "normal", "2026-08-15T10:00:00")
+    store.add(103, "normal", "2026-08-15T10:00:01")
+
+    def land_car(pr: int) -> MergeReport:
+        raise GovError("main's settings cannot be read", "fix them on main")
+
+    repo = GitRepo(train.path)
+    with pytest.raises(GovError, match="settings"):
+        run_queue(repo, store, train.forge(), land_car, main_branch="main")
+    assert [(c.pr, c.state, c.attempts) for c in store.cars()] == [
+        (101, "queued", 1), (103, "queued", 0),
+    ]  # fmt: skip
+    assert train.landed() == []
