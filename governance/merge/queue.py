@@ -210,7 +210,7 @@ def _run_car(
     pull = forge.get_pull(n)
     if pull.state == "merged":
         commit = pull.merge_commit_sha or report.merge_commit
-        ours = bool(report.merge_commit)
+        ours = bool(report.prepared and report.merge_commit)  # merged by this car, not before
         prepared = report.prepared if ours else ""
         if ours and prepared:
             problem = _tested_is_landed(repo, commit, prepared, main_before)

@@ -229,3 +229,36 @@ def test_a_setup_failure_mid_run_puts_the_car_back_and_stops(example_repo: Repo)
         (101, "queued", 1), (103, "queued", 0),
     ]  # fmt: skip
     assert train.landed() == []
+
+
+def test_a_pr_merged_outside_the_queue_is_marked_landed_not_merged_again(
+    example_repo: Repo,
+) -> None:
+    train = build_train(example_repo, (101, 103))
+    store = train.store()
+    store.add(101, "normal", "2026-08-15T10:00:00")
+    store.add(103, "normal", "2026-08-15T10:00:01")
+    by_hand = run_gov("prepare-merge", "--pr", "103", cwd=train.path)
+    assert by_hand.exit_code == 0, by_hand.stdout + by_hand.stderr
+    result = train.run()
+    assert [(c.pr, c.outcome) for c in result.cars] == [(101, "landed"), (103, "landed")]
+    assert "already merged" in result.cars[1].detail
+    assert train.changelog() == train.expected(103, 101)
+    assert len(train.landed()) == 2
+    car = store.get(103)
+    assert car is not None and car.landed_commit == train.landed()[0] and car.prepared == ""
+
+
+def test_a_pr_closed_while_queued_is_refused_and_the_train_goes_on(example_repo: Repo) -> None:
+    train = build_train(example_repo, (101, 103))
+    store = train.store()
+    store.add(101, "high", "2026-08-15T10:00:00")
+    store.add(103, "normal", "2026-08-15T10:00:01")
+    train.forge().close_pull(101)
+    result = train.run()
+    assert [(c.pr, c.outcome, c.step) for c in result.cars] == [
+        (101, "refused", "preflight"), (103, "landed", ""),
+    ]  # fmt: skip
+    car = store.get(101)
+    assert car is not None and "closed" in car.refused_reason, car
+    assert train.changelog() == train.expected(103)

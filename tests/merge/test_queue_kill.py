@@ -61,6 +61,7 @@ def test_kill_mid_car_then_rerun_converges(
     rerun = run_gov("queue", "run", "--no-sweep", cwd=train.path)
     assert rerun.exit_code == 1, rerun.stdout + rerun.stderr  # PR 102 refused again
     assert rerun.stdout.index("PR #101") < rerun.stdout.index("PR #102")  # resumed first
+    assert ("PR #101 already merged" in rerun.stdout) is merged_by_dead_run, rerun.stdout
 
     states = {car.pr: car.state for car in train.store().cars()}
     assert states == {101: "landed", 102: "refused", 103: "landed"}
