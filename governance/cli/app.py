@@ -16,7 +16,19 @@ from typing import Annotated
 
 import typer
 
-from governance.cli import author, check, driver, gate, init, matrix, merge, pr, results, sweeps
+from governance.cli import (
+    author,
+    check,
+    driver,
+    gate,
+    init,
+    matrix,
+    merge,
+    pr,
+    queue,
+    results,
+    sweeps,
+)
 from governance.cli.common import GovGroup, state
 
 app = typer.Typer(
@@ -86,6 +98,7 @@ app.command("sweep-gate")(gate.sweep_gate)
 sweeps.runs_app.command("import")(results.runs_import)
 app.add_typer(sweeps.runs_app, name="runs")
 app.add_typer(pr.pr_app, name="pr")
+app.add_typer(queue.queue_app, name="queue")
 app.add_typer(results.results_app, name="results")
 
 

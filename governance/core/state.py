@@ -5,6 +5,7 @@ one SQLite helper its databases share.
 .git/gov/
   forge.sqlite3        the embedded forge (pull requests, labels, checks)
   runs.sqlite3         the run ledger (one row per launched or reused plan row)
+  queue.sqlite3        the merge queue (`gov queue`): cars and the paused flag
   results.sqlite3      the results database `gov results publish` writes (unless
                        `results-database` names another file or a PostgreSQL server)
   results/             sweep results (unless the `results` setting moves them): one folder
@@ -47,6 +48,10 @@ class StateLayout:
     @property
     def runs_db(self) -> Path:
         return self.root / "runs.sqlite3"
+
+    @property
+    def queue_db(self) -> Path:
+        return self.root / "queue.sqlite3"
 
     @property
     def results_db(self) -> Path:

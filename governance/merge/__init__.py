@@ -1,4 +1,5 @@
-"""Floor 4, merging: the git merge driver and `gov prepare-merge` (docs/prepare-merge.md).
+"""Floor 4, merging: the git merge driver, `gov prepare-merge` (docs/prepare-merge.md)
+and `gov queue` (docs/queue.md).
 
 * `driver`         - `gov merge-driver` (git's %O %A %B contract) and its installation.
 * `prepare`        - the prepare-merge state machine and its rollback.
@@ -13,6 +14,9 @@
 * `sweep_service`  - reuse per row from the ledger, launch the rest.
 * `sweep_section`  - the sweep part of a merge report: per row reused or rerun, and why.
 * `sweep_keys`     - the config keys of a plan's rows and the launch schedule (priority, canary).
+* `queue`          - `gov queue run`: land the waiting cars one at a time through prepare-merge.
+* `queue_store`    - the queue database (`.git/gov/queue.sqlite3`): cars, states, the paused flag.
+* `queue_render`   - the queue's status and run lines as text and JSON.
 * `onboarding`     - `gov init`: detect the layout, propose settings, hooks, CI and attributes.
 * `worktree_edits` - `gov canonicalize` and `gov resolve-conflict` on the working tree.
 """

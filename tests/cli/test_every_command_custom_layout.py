@@ -199,6 +199,16 @@ def test_every_command_reads_the_configured_layout(
     driven = (repo.path / CHANGELOG).read_text()
     assert "<<<<<<<" not in driven and driven.index(f"/pull/{PR + 2}") < driven.rindex(KEY)
     repo.git("checkout", "-q", MAIN)
+    gov("queue", "add", "--pr", str(PR), "--priority", "high")
+    gov("queue", "pause")
+    paused = gov("queue", "run", "--once")
+    assert "paused" in paused.stdout, paused.stdout
+    gov("queue", "resume")
+    dry_queue = gov("queue", "run", "--dry-run", "--no-sweep")
+    assert f"PR #{PR} would" in dry_queue.stdout, dry_queue.stdout
+    queued = json.loads(gov("queue", "status", "--format", "json").stdout)
+    assert [(car["pr"], car["state"]) for car in queued["cars"]] == [(PR, "queued")], queued
+    gov("queue", "remove", "--pr", str(PR))
     gov("prepare-merge", "--pr", str(PR), "--dry-run")
     landed = gov("prepare-merge", "--pr", str(PR))
     assert "refused" not in landed.stdout, landed.stdout

@@ -1,0 +1,199 @@
+"""`gov queue ...`: the merge queue on the embedded local forge (docs/queue.md);
+registered in `governance.cli.app`."""
+
+import sys
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from governance.cli.common import (
+    TextOrJson,
+    emit,
+    emit_json,
+    format_option,
+    guarded,
+    launcher_option,
+    main_branch_name,
+    state,
+    warn_unknown_variables,
+)
+
+if TYPE_CHECKING:
+    from governance.forge.base import Forge
+    from governance.git.repo import GitRepo
+    from governance.merge.queue_store import QueueStore
+
+queue_app = typer.Typer(
+    name="queue",
+    help="Land queued PRs one at a time through prepare-merge (local forge; docs/queue.md).",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+class PriorityChoice(StrEnum):
+    high = "high"
+    normal = "normal"
+    low = "low"
+
+
+def _open(main_branch: str | None = None) -> "tuple[GitRepo, QueueStore, Forge, str]":
+    """The repository, its queue, the local forge and main's name, the settings
+    read from main's tip (never from the branch that happens to be checked out)."""
+    from governance.check.sides import main_settings
+    from governance.core.state import StateLayout
+    from governance.forge import open_forge
+    from governance.git.repo import GitRepo
+    from governance.merge.queue_store import QueueStore
+
+    repo = GitRepo(state.repo_path)
+    warn_unknown_variables()
+    main = main_branch_name(repo, main_branch)
+    settings = main_settings(repo, main, {"main-branch": main_branch}, remote=None)
+    forge = open_forge("local", repo, settings.repository, main_branch=settings.main_branch)
+    return repo, QueueStore(StateLayout(repo.git_dir)), forge, settings.main_branch
+
+
+def _stamp() -> str:
+    from governance.merge.queue import utc_stamp
+
+    return utc_stamp()
+
+
+@queue_app.command("add")
+@guarded
+def queue_add(
+    pr: Annotated[int, typer.Option("--pr", min=1, help="The open PR to enqueue.")],
+    priority: Annotated[
+        PriorityChoice, typer.Option("--priority", help="Runs before lower priorities.")
+    ] = PriorityChoice.normal,
+) -> None:
+    """Enqueue an open PR (again, if it was refused or removed)."""
+    from governance.core.diagnostics import UsageError
+
+    _repo, store, forge, _main = _open()
+    pull = forge.get_pull(pr)  # an unknown PR: the forge's error, exit 2
+    if pull.state != "open":
+        raise UsageError(
+            f"PR #{pr} is {pull.state}; only an open PR can be queued",
+            "gov pr list shows the open ones",
+        )
+    car = store.add(pr, priority.value, _stamp())
+    waiting = [c.pr for c in store.cars(("queued", "running"))]
+    emit(f"queued PR #{pr} ({car.priority}), position {waiting.index(pr) + 1} of {len(waiting)}")
+
+
+@queue_app.command("remove")
+@guarded
+def queue_remove(
+    pr: Annotated[int, typer.Option("--pr", min=1, help="The queued PR to take out.")],
+) -> None:
+    """Take a waiting PR out of the queue (the PR itself stays open)."""
+    _repo, store, _forge, _main = _open()
+    store.remove(pr, _stamp())
+    emit(f"removed PR #{pr} from the queue")
+
+
+@queue_app.command("status")
+@guarded
+def queue_status(
+    output: Annotated[TextOrJson, format_option()] = TextOrJson.text,
+) -> None:
+    """The cars, waiting ones in run order (priority, then enqueue time), and the paused flag."""
+    from governance.merge.queue_render import render_status, status_data
+
+    _repo, store, _forge, _main = _open()
+    cars, paused = store.cars(), store.paused
+    if output is TextOrJson.json:
+        emit_json(status_data(cars, paused))
+    else:
+        sys.stdout.write(render_status(cars, paused))
+
+
+@queue_app.command("pause")
+@guarded
+def queue_pause() -> None:
+    """Stop the train: `run` lands nothing (a run in progress stops after its car)."""
+    _repo, store, _forge, _main = _open()
+    store.set_paused(True)
+    emit("queue paused: gov queue run lands nothing until gov queue resume")
+
+
+@queue_app.command("resume")
+@guarded
+def queue_resume() -> None:
+    """Let `run` land cars again."""
+    _repo, store, _forge, _main = _open()
+    store.set_paused(False)
+    emit("queue resumed")
+
+
+@queue_app.command("run")
+@guarded
+def queue_run(
+    once: Annotated[
+        bool,
+        typer.Option(
+            "--once",
+            help="One pass over the queue (also the default: --watch is not built yet).",
+        ),
+    ] = False,
+    sweep: Annotated[
+        bool | None,
+        typer.Option(
+            "--sweep/--no-sweep",
+            help="Sweep each car as prepare-merge --sweep does (default: the sweep-on-merge"
+            " setting).",
+        ),
+    ] = None,
+    launcher: Annotated[str | None, launcher_option("Where rerun rows run.")] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Prepare each waiting car against today's main and change nothing (cars are"
+            " not stacked on each other).",
+        ),
+    ] = False,
+    main_branch: Annotated[
+        str | None, typer.Option("--main-branch", help="Main branch name.")
+    ] = None,
+    output: Annotated[TextOrJson, format_option("Report format.")] = TextOrJson.text,
+) -> None:
+    """Land the waiting cars in order, each on main as the car before left it; a
+    refused car is marked and the train goes on. Exit 1 when a car was refused."""
+    from governance.merge.queue import CarOptions, CarResult, prepare_car, run_queue
+    from governance.merge.queue_render import render_car, render_summary, run_data
+    from governance.merge.report import render_text
+    from governance.merge.sweep_step import SweepOptions
+
+    del once  # one pass either way (--watch is for a later version)
+    repo, store, forge, main = _open(main_branch)
+    options = CarOptions(
+        main,
+        overrides={"main-branch": main_branch},
+        sweep=sweep,
+        sweep_options=SweepOptions(launcher or ""),
+        dry_run=dry_run,
+    )
+    text = output is TextOrJson.text
+
+    def say(car: CarResult) -> None:
+        if car.report is not None:
+            sys.stdout.write(render_text(car.report))
+        emit(render_car(car))
+        sys.stdout.flush()
+
+    if not dry_run and store.paused and text:
+        emit("the queue is paused: nothing lands (gov queue resume)")
+    result = run_queue(
+        repo, store, forge, prepare_car(repo, options), main_branch=main, dry_run=dry_run,
+        say=say if text else None,
+    )  # fmt: skip
+    if text:
+        emit(render_summary(result))
+    else:
+        emit_json(run_data(result))
+    raise typer.Exit(result.exit_code)

@@ -1,0 +1,251 @@
+"""`gov queue run`: land the queued PRs one car at a time through prepare-merge
+(docs/queue.md).
+
+Car k is prepared on main as car k-1 left it: prepare-merge merges main into
+the PR in memory, resolves the changelog by construction, checks, plans,
+optionally sweeps, and lands by compare-and-swap on main; so main's changelog
+is its bytes plus each landed PR's entries, in landing order. A refused car is
+marked with prepare-merge's step and reason and the train goes on with the
+next car on the same main. A car found `running` (its run was killed) is
+resumed first: prepare-merge recovers from its journal, and a PR the forge
+already merged is marked landed, never merged twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from governance.check.sides import main_settings
+from governance.core import locks
+from governance.core.crash import crash_point
+from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from governance.core.state import StateLayout
+from governance.forge import open_forge
+from governance.forge.base import Forge
+from governance.git.repo import GitRepo
+from governance.merge.prepare import PrepareOptions, prepare_merge
+from governance.merge.queue_store import Car, QueueStore
+from governance.merge.report import MergeReport
+from governance.merge.sweep_step import SweepOptions, sweep_hook
+
+# prepare-merge on one PR against main as it is now (settings re-read from main's tip).
+LandCar = Callable[[int], MergeReport]
+CarOutcome = Literal["landed", "refused", "busy", "would"]
+
+
+@dataclass(frozen=True, slots=True)
+class CarResult:
+    pr: int
+    outcome: CarOutcome
+    detail: str
+    step: str = ""
+    commit: str = ""  # the landed commit on main
+    prepared: str = ""  # the commit prepare-merge checked; its tree is the landed tree
+    report: MergeReport | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "pr": self.pr,
+            "outcome": self.outcome,
+            "detail": self.detail,
+            "step": self.step,
+            "commit": self.commit,
+            "prepared": self.prepared,
+            "report": self.report.to_dict() if self.report is not None else None,
+        }
+
+
+@dataclass(slots=True)
+class RunResult:
+    dry_run: bool = False
+    paused: bool = False  # the queue was (or became) paused: cars were left waiting
+    cars: list[CarResult] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        outcomes = {car.outcome for car in self.cars}
+        if "refused" in outcomes:
+            return EXIT_FINDINGS
+        return EXIT_USAGE if "busy" in outcomes else EXIT_OK
+
+
+class CarBusy(UsageError):
+    """Another process is preparing this car's PR: the car waits, the train goes on."""
+
+
+def utc_stamp() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def queue_lock(repo: GitRepo) -> Path:
+    return StateLayout(repo.git_dir).locks / "queue.lock"
+
+
+@dataclass(frozen=True, slots=True)
+class CarOptions:
+    """How `gov queue run` calls prepare-merge for each car."""
+
+    main_branch: str
+    overrides: dict[str, Any] = field(default_factory=dict)  # flags over main's settings
+    sweep: bool | None = None  # None: the sweep-on-merge setting
+    sweep_options: SweepOptions = field(default_factory=SweepOptions)
+    dry_run: bool = False
+    poll_interval: float = 5.0
+    check_timeout: float = 900.0
+
+
+def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
+    """prepare-merge on the local forge, each car with the settings of main's
+    tip as the car before left it."""
+
+    def land(pr: int) -> MergeReport:
+        settings = main_settings(repo, options.main_branch, options.overrides, remote=None)
+        forge = open_forge("local", repo, settings.repository, main_branch=settings.main_branch)
+        hook = sweep_hook(repo, settings, options.sweep, options.sweep_options)
+        prepare = PrepareOptions(
+            pr,
+            dry_run=options.dry_run,
+            main_branch=settings.main_branch,
+            poll_interval=options.poll_interval,
+            check_timeout=options.check_timeout,
+        )
+        try:
+            return prepare_merge(repo, settings, forge, prepare, sweep=hook)
+        except UsageError as exc:  # another run holds this PR (its lock, or a live journal)
+            raise CarBusy(exc.message, exc.hint) from exc
+
+    return land
+
+
+def run_queue(
+    repo: GitRepo,
+    store: QueueStore,
+    forge: Forge,
+    land_car: LandCar,
+    *,
+    main_branch: str,
+    dry_run: bool = False,
+    now: Callable[[], str] = utc_stamp,
+    say: Callable[[CarResult], None] | None = None,
+) -> RunResult:
+    """One pass over the queue (one runner per repository: a kernel lock)."""
+    with locks.hold(queue_lock(repo), "gov queue run"):
+        result = RunResult(dry_run=dry_run)
+        if dry_run:
+            _dry_run(store, land_car, result, say)
+            return result
+        seen: set[int] = set()
+        while True:
+            if store.paused:  # read before every car: `gov queue pause` stops the train
+                result.paused = any(c.pr not in seen for c in store.cars(("queued",)))
+                break
+            car = _next_car(store, seen)
+            if car is None:
+                break
+            seen.add(car.pr)
+            done = _run_car(repo, store, forge, land_car, car, main_branch, now)
+            result.cars.append(done)
+            if say is not None:
+                say(done)
+        return result
+
+
+def _next_car(store: QueueStore, seen: set[int]) -> Car | None:
+    """A car a killed run left `running` first, then the queue's order. The
+    list is read again before every car, so `add` and `remove` during a run count."""
+    for states in (("running",), ("queued",)):
+        for car in store.cars(states):
+            if car.pr not in seen:
+                return car
+    return None
+
+
+def _dry_run(
+    store: QueueStore,
+    land_car: LandCar,
+    result: RunResult,
+    say: Callable[[CarResult], None] | None,
+) -> None:
+    """Each waiting car prepared against today's main, nothing written (cars are
+    not stacked on each other in a dry run)."""
+    result.paused = store.paused
+    for car in store.cars(("running", "queued")):
+        report = land_car(car.pr)
+        outcome: CarOutcome = "would" if report.ok else "refused"
+        done = CarResult(car.pr, outcome, report.status, report.failed_step or "", report=report)
+        result.cars.append(done)
+        if say is not None:
+            say(done)
+
+
+def _run_car(
+    repo: GitRepo,
+    store: QueueStore,
+    forge: Forge,
+    land_car: LandCar,
+    car: Car,
+    main_branch: str,
+    now: Callable[[], str],
+) -> CarResult:
+    n = car.pr
+    main_before = repo.ref_sha(f"refs/heads/{main_branch}") or ""
+    store.start(n, now())
+    crash_point("queue-start")
+    try:
+        report = land_car(n)
+    except CarBusy as exc:  # another prepare-merge holds this PR: not the car's fault
+        store.requeue(n, now())
+        return CarResult(n, "busy", f"{exc} (left queued)")
+    except BaseException:
+        # Interrupted (prepare-merge rolled back), or a setup failure that would
+        # refuse every car alike (main's settings unreadable): the car waits again,
+        # the run stops with the error's exit code.
+        store.requeue(n, now())
+        raise
+    crash_point("queue-prepared")
+    pull = forge.get_pull(n)
+    if pull.state == "merged":
+        commit = pull.merge_commit_sha or report.merge_commit
+        ours = bool(report.prepared and report.merge_commit)  # merged by this car, not before
+        prepared = report.prepared if ours else ""
+        if ours and prepared:
+            problem = _tested_is_landed(repo, commit, prepared, main_before)
+            if problem:
+                store.refused(n, "land", problem, now())
+                store.set_paused(True)
+                return CarResult(n, "refused", problem, "land", commit, prepared, report)
+        store.landed(n, commit, prepared, now())
+        detail = f"landed as {commit}" if ours else f"already merged as {commit} (not again)"
+        return CarResult(n, "landed", detail, "", commit, prepared, report)
+    step = report.failed_step or "land"
+    reason = refusal_reason(report) if not report.ok else f"not merged: {report.status}"
+    store.refused(n, step, reason, now())
+    return CarResult(n, "refused", reason, step, report=report)
+
+
+def _tested_is_landed(repo: GitRepo, commit: str, prepared: str, main_before: str) -> str:
+    """'' when `commit` is one commit on the main the car started from with
+    exactly the tree prepare-merge checked; else what differs (the queue pauses)."""
+    landed_tree, tested_tree = repo.tree_id(commit, ""), repo.tree_id(prepared, "")
+    if landed_tree != tested_tree:
+        return f"landed tree {landed_tree} differs from the tested tree {tested_tree} of {prepared}"
+    parent = repo.resolve(f"{commit}^1") if main_before else ""
+    if main_before and parent != main_before:
+        return f"landed commit {commit} is not one commit on {main_before} (parent {parent})"
+    return ""
+
+
+def refusal_reason(report: MergeReport) -> str:
+    """prepare-merge's refusal in one line: the step's detail and its first findings."""
+    step = next((s for s in report.steps if s.name == report.failed_step), None)
+    if step is None:
+        return report.status
+    parts = [step.detail] if step.detail else []
+    parts += [f"{v.located()}: {v.code} {v.message}" for v in step.violations[:3]]
+    if len(step.violations) > 3:
+        parts.append(f"and {len(step.violations) - 3} more")
+    return "; ".join(parts) or report.status

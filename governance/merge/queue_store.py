@@ -1,0 +1,203 @@
+"""The merge queue's database: `queue.sqlite3` under `.git/gov/` (where:
+`core.state.StateLayout.queue_db`; transactions and versioning:
+`core.state.SqliteStore`).
+
+One row per car (a PR number, at most one car per PR) and one settings row
+holding the queue-level `paused` flag. States:
+
+    queued -> running -> landed | refused        (gov queue run)
+    queued -> removed                            (gov queue remove)
+    refused | removed -> queued                  (gov queue add again)
+
+A car left `running` by a killed run is resumed first by the next run.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from governance.core.diagnostics import GovError, UsageError
+from governance.core.state import SqliteStore, StateLayout
+
+SCHEMA_VERSION = 1
+
+Priority = Literal["high", "normal", "low"]
+CarState = Literal["queued", "running", "landed", "refused", "removed"]
+PRIORITIES: tuple[Priority, ...] = ("high", "normal", "low")  # the order cars run in
+ACTIVE: tuple[CarState, ...] = ("queued", "running")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cars (
+    pr INTEGER PRIMARY KEY,
+    priority TEXT NOT NULL CHECK (priority IN ('high', 'normal', 'low')),
+    seq INTEGER NOT NULL,              -- enqueue order: ties of enqueued_at broken by it
+    enqueued_at TEXT NOT NULL,
+    state TEXT NOT NULL
+        CHECK (state IN ('queued', 'running', 'landed', 'refused', 'removed')),
+    landed_commit TEXT NOT NULL DEFAULT '',
+    prepared TEXT NOT NULL DEFAULT '',  -- the commit prepare-merge checked (its tree landed)
+    refused_step TEXT NOT NULL DEFAULT '',
+    refused_reason TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS queue (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    paused INTEGER NOT NULL DEFAULT 0
+);
+INSERT OR IGNORE INTO queue (id, paused) VALUES (1, 0)
+"""
+
+_ORDER = "CASE priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, enqueued_at, seq"
+
+
+class QueueError(GovError):
+    """The queue database cannot be read or written (exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Car:
+    pr: int
+    priority: Priority
+    enqueued_at: str
+    state: CarState
+    attempts: int
+    updated_at: str
+    landed_commit: str = ""
+    prepared: str = ""
+    refused_step: str = ""
+    refused_reason: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        data = asdict(self)
+        step, reason = data.pop("refused_step"), data.pop("refused_reason")
+        data["refusal"] = {"step": step, "reason": reason} if self.state == "refused" else None
+        return data
+
+
+def _car(row: sqlite3.Row) -> Car:
+    return Car(
+        pr=row["pr"],
+        priority=row["priority"],
+        enqueued_at=row["enqueued_at"],
+        state=row["state"],
+        attempts=row["attempts"],
+        updated_at=row["updated_at"],
+        landed_commit=row["landed_commit"],
+        prepared=row["prepared"],
+        refused_step=row["refused_step"],
+        refused_reason=row["refused_reason"],
+    )
+
+
+class QueueStore:
+    """The cars and the paused flag; every method is one transaction."""
+
+    def __init__(self, layout: StateLayout) -> None:
+        path = layout.queue_db
+
+        def error(message: str) -> QueueError:
+            return QueueError(
+                message, f"the queue database is {path}; upgrade gov, or delete it to start empty"
+            )
+
+        self.db = SqliteStore(path, "the queue database", _SCHEMA, SCHEMA_VERSION, error)
+
+    def get(self, pr: int) -> Car | None:
+        with self.db.connect(write=False) as conn:
+            row = conn.execute("SELECT * FROM cars WHERE pr = ?", (pr,)).fetchone()
+        return _car(row) if row is not None else None
+
+    def cars(self, states: tuple[CarState, ...] | None = None) -> list[Car]:
+        """Cars in run order (priority, then enqueue time); `states` filters."""
+        query = "SELECT * FROM cars"
+        args: tuple[str, ...] = ()
+        if states:
+            query += f" WHERE state IN ({', '.join('?' * len(states))})"
+            args = states
+        with self.db.connect(write=False) as conn:
+            rows = conn.execute(f"{query} ORDER BY {_ORDER}", args).fetchall()
+        return [_car(row) for row in rows]
+
+    def add(self, pr: int, priority: Priority, now: str) -> Car:
+        """Enqueue PR `pr` (again, if it was refused or removed)."""
+        with self.db.connect(write=True) as conn:
+            row = conn.execute("SELECT state FROM cars WHERE pr = ?", (pr,)).fetchone()
+            if row is not None and row["state"] in ACTIVE:
+                raise UsageError(
+                    f"PR #{pr} is already in the queue ({row['state']})",
+                    "gov queue status lists the cars; gov queue remove --pr N takes one out",
+                )
+            if row is not None and row["state"] == "landed":
+                raise UsageError(f"PR #{pr} already landed through the queue", "nothing to do")
+            seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM cars").fetchone()[0]
+            conn.execute(
+                "INSERT OR REPLACE INTO cars (pr, priority, seq, enqueued_at, state, attempts,"
+                " updated_at) VALUES (?, ?, ?, ?, 'queued', 0, ?)",
+                (pr, priority, seq, now, now),
+            )
+        car = self.get(pr)
+        assert car is not None
+        return car
+
+    def remove(self, pr: int, now: str) -> Car:
+        with self.db.connect(write=True) as conn:
+            row = conn.execute("SELECT state FROM cars WHERE pr = ?", (pr,)).fetchone()
+            if row is None or row["state"] not in ACTIVE:
+                raise UsageError(
+                    f"PR #{pr} is not in the queue"
+                    + (f" (it is {row['state']})" if row is not None else ""),
+                    "gov queue status lists the queued cars",
+                )
+            if row["state"] == "running":
+                raise UsageError(
+                    f"PR #{pr} is being landed (running)",
+                    "let `gov queue run` finish it (it resumes a killed run), then remove it",
+                )
+            conn.execute(
+                "UPDATE cars SET state = 'removed', updated_at = ? WHERE pr = ?", (now, pr)
+            )
+        car = self.get(pr)
+        assert car is not None
+        return car
+
+    def start(self, pr: int, now: str) -> None:
+        """The car is being landed: `running`, one more attempt."""
+        with self.db.connect(write=True) as conn:
+            conn.execute(
+                "UPDATE cars SET state = 'running', attempts = attempts + 1, updated_at = ?"
+                " WHERE pr = ?",
+                (now, pr),
+            )
+
+    def requeue(self, pr: int, now: str) -> None:
+        """Back to `queued` (an interrupted or busy car), keeping its place."""
+        with self.db.connect(write=True) as conn:
+            conn.execute("UPDATE cars SET state = 'queued', updated_at = ? WHERE pr = ?", (now, pr))
+
+    def landed(self, pr: int, commit: str, prepared: str, now: str) -> None:
+        with self.db.connect(write=True) as conn:
+            conn.execute(
+                "UPDATE cars SET state = 'landed', landed_commit = ?, prepared = ?,"
+                " refused_step = '', refused_reason = '', updated_at = ? WHERE pr = ?",
+                (commit, prepared, now, pr),
+            )
+
+    def refused(self, pr: int, step: str, reason: str, now: str) -> None:
+        with self.db.connect(write=True) as conn:
+            conn.execute(
+                "UPDATE cars SET state = 'refused', refused_step = ?, refused_reason = ?,"
+                " updated_at = ? WHERE pr = ?",
+                (step, reason, now, pr),
+            )
+
+    @property
+    def paused(self) -> bool:
+        with self.db.connect(write=False) as conn:
+            return bool(conn.execute("SELECT paused FROM queue WHERE id = 1").fetchone()[0])
+
+    def set_paused(self, paused: bool) -> None:
+        with self.db.connect(write=True) as conn:
+            conn.execute("UPDATE queue SET paused = ? WHERE id = 1", (int(paused),))

@@ -1,0 +1,76 @@
+"""SIGKILL `gov queue run` in the middle of its first car (the test-only
+GOV_TEST_CRASH_AFTER hook: the queue's own points and prepare-merge's steps),
+then a plain `gov queue run` resumes the `running` car, lets prepare-merge
+recover from its journal, and converges to the main an uninterrupted run
+lands: same changelog bytes, same tree, one commit per landed PR, nothing of
+gov left behind, and a PR the dead run had already merged is never merged twice."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+
+import pytest
+
+from tests.harness import PROJECT, Repo, run_gov, run_process
+from tests.merge.queue_train import Train, build_train
+
+# queue-start: marked running, prepare-merge not started; commit/push: prepare-merge's
+# journal at that step; land: PR 101 merged by the dead run; queue-prepared:
+# prepare-merge returned, the queue had not recorded it yet.
+POINTS = ("queue-start", "commit", "push", "land", "queue-prepared")
+
+
+def _train(make_repo: Callable[..., Repo], name: str) -> Train:
+    repo = make_repo(name)
+    for file in (
+        "perf-changelog.yaml",
+        "configs/amd-master.yaml",
+        "configs/nvidia-master.yaml",
+        "configs/runners.yaml",
+    ):
+        repo.write(file, (PROJECT / file).read_bytes())
+    repo.commit("Example benchmark repository")
+    train = build_train(repo)
+    store = train.store()
+    for pr in (101, 102, 103):
+        store.add(pr, "normal", f"2026-08-15T10:00:0{pr - 100}")
+    return train
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_kill_mid_car_then_rerun_converges(
+    make_repo: Callable[..., Repo], gov_exe: str, point: str
+) -> None:
+    reference = _train(make_repo, f"reference-{point}")
+    assert reference.run().exit_code == 1  # PR 102 refused at check
+
+    train = _train(make_repo, f"killed-{point}")
+    killed = run_process(
+        [gov_exe, "queue", "run", "--no-sweep"],
+        cwd=train.path,
+        env={"GOV_TEST_CRASH_AFTER": point},
+    )
+    assert killed.exit_code == -signal.SIGKILL, killed.stdout + killed.stderr
+    first = train.store().get(101)
+    assert first is not None and first.state == "running" and first.attempts == 1
+    merged_by_dead_run = point in ("land", "queue-prepared")
+    assert (train.forge().get_pull(101).state == "merged") is merged_by_dead_run
+    assert len(train.landed()) == int(merged_by_dead_run)
+
+    rerun = run_gov("queue", "run", "--no-sweep", cwd=train.path)
+    assert rerun.exit_code == 1, rerun.stdout + rerun.stderr  # PR 102 refused again
+    assert rerun.stdout.index("PR #101") < rerun.stdout.index("PR #102")  # resumed first
+    assert ("PR #101 already merged" in rerun.stdout) is merged_by_dead_run, rerun.stdout
+
+    states = {car.pr: car.state for car in train.store().cars()}
+    assert states == {101: "landed", 102: "refused", 103: "landed"}
+    assert train.changelog() == reference.changelog() == train.expected(101, 103)
+    assert train.tree("main") == reference.tree("main")
+    landed = train.landed()
+    assert len(landed) == 2  # merged once each, never twice
+    assert [train.store().get(pr).landed_commit for pr in (101, 103)] == landed  # type: ignore[union-attr]
+    assert train.git("rev-parse", f"{landed[0]}^") == train.base
+    assert train.leftovers() == []
+    assert train.git("status", "--porcelain") == ""
+    assert train.git("symbolic-ref", "--short", "HEAD") == "main"
