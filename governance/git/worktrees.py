@@ -4,6 +4,10 @@ driver and prepare-merge use them)."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -103,6 +107,23 @@ class Worktree:
     def add_linked(self, path: Path, commit: str) -> None:
         """A detached checkout of `commit` at `path` (a linked worktree)."""
         self._repo.git.worktree("add", "--detach", "--quiet", str(path), commit)
+
+    @contextmanager
+    def temporary_checkout(self, commit: str, prefix: str) -> Iterator[Path]:
+        """A detached linked worktree of `commit` at `<new folder named prefix…>/tree`,
+        removed with its folder afterwards whatever happens. Put the pid in
+        `prefix` when a later run must recognise a dead process's leftovers
+        (`merge.scratch.clean_litter`)."""
+        folder = Path(tempfile.mkdtemp(prefix=prefix))
+        tree = folder / "tree"
+        try:
+            self.add_linked(tree, commit)
+            try:
+                yield tree
+            finally:
+                self.remove_linked(tree)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def remove_linked(self, path: Path) -> None:
         """Remove a linked worktree made by `add_linked`, even if it is dirty."""

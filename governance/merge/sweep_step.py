@@ -13,10 +13,7 @@ from one of main's (docs/sweeps.md, 'Reuse at merge').
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from governance.core.codes import violation
@@ -72,10 +69,8 @@ class SweepAfterMerge:
         if self.options.timeout_seconds is not None:
             extra["timeout_seconds"] = self.options.timeout_seconds
         # The pid in the name: a later run removes it if this one is killed (scratch.clean_litter).
-        checkout = Path(tempfile.mkdtemp(prefix=f"gov-sweep-{os.getpid()}-"))
-        tree = checkout / "tree"
-        self.repo.worktree.add_linked(tree, request.prepared)
-        try:
+        prefix = f"gov-sweep-{os.getpid()}-"
+        with self.repo.worktree.temporary_checkout(request.prepared, prefix) as tree:
             from governance.sweeps.launcher import default_launcher
 
             launcher = self.options.launcher or default_launcher(tree)
@@ -102,9 +97,6 @@ class SweepAfterMerge:
                 fail_fast=self.options.fail_fast,
                 **extra,
             )
-        finally:
-            self.repo.worktree.remove_linked(tree)
-            shutil.rmtree(checkout, ignore_errors=True)
         results, results_data = ("", None) if request.dry_run else self._results(request.pr)
         return SweepOutcome(
             section.render_text(), section.to_dict(), _problems(section), results, results_data

@@ -15,8 +15,7 @@ vouch for one point records none.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
+import os
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -183,10 +182,7 @@ def _traced(
     repo: GitRepo, settings: Settings, head: str, rows: list[PlanRow], done: Imported
 ) -> dict[str, Harness]:
     """job key -> the harness each row runs at `head` (a checkout of it)."""
-    checkout = Path(tempfile.mkdtemp(prefix="gov-import-"))
-    tree = checkout / "tree"
-    repo.worktree.add_linked(tree, head)
-    try:
+    with repo.worktree.temporary_checkout(head, f"gov-import-{os.getpid()}-") as tree:
         paths = sweep_paths(repo.root, repo.git_dir, settings)
         paths = replace(paths, scripts=tree / settings.scripts, checkout=tree)
         resolved = resolve_rows(
@@ -197,9 +193,6 @@ def _traced(
             build=False,
             harness=harness_reader(paths, settings),
         )
-    finally:
-        repo.worktree.remove_linked(tree)
-        shutil.rmtree(checkout, ignore_errors=True)
     out: dict[str, Harness] = {}
     for item in resolved:
         if item.harness is None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +36,7 @@ from governance.results.reader import ResultError
 from governance.results.service import Unverifiable, point_of
 from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.ledger import Ledger, LedgerRun, Publications
+from governance.sweeps.runfiles import RunFile
 
 
 @dataclass(slots=True)
@@ -147,7 +149,7 @@ def retry_failed(repo: GitRepo, settings: Settings) -> list[Published]:
 def _rows(
     commit: str,
     runs: list[tuple[str, LedgerRun]],
-    files: dict[int, tuple],  # type: ignore[type-arg]
+    files: Mapping[int, tuple[RunFile, ...]],
     outcome: Published,
 ) -> list[ResultRow]:
     at = _now()

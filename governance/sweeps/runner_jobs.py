@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -324,17 +322,12 @@ def swept_checkout(
         yield paths
         return
     # The pid in the name: a later run's clean-up knows whose it is.
-    folder = Path(tempfile.mkdtemp(prefix=f"gov-launch-{os.getpid()}-"))
-    tree = folder / "tree"
-    repo.worktree.add_linked(tree, repo.worktree.head_sha())
-    try:
+    head = repo.worktree.head_sha()
+    with repo.worktree.temporary_checkout(head, f"gov-launch-{os.getpid()}-") as tree:
         scripts = Path(settings.scripts)
         yield replace(
             paths, scripts=scripts if scripts.is_absolute() else tree / scripts, checkout=tree
         )
-    finally:
-        repo.worktree.remove_linked(tree)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def refused_allocations(outcomes: Sequence[JobOutcome]) -> None:
