@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -361,22 +361,16 @@ class Publications:
 
     def unfinished(self, target: str) -> list[Publication]:
         """Publishes to `target` that failed or never finished, oldest first."""
-        with self._store.connect(write=False) as conn:
-            found = conn.execute(
-                "SELECT commit_sha, target, state, rows, attempts, detail, updated_at FROM "
-                "publications WHERE target = ? AND state != 'published' ORDER BY updated_at",
-                (target,),
-            ).fetchall()
-        return [Publication(*tuple(row)) for row in found]
+        return self._select("target = ? AND state != 'published' ORDER BY updated_at", (target,))
 
     def of(self, commit: str) -> list[Publication]:
+        return self._select("commit_sha = ? ORDER BY target", (commit,))
+
+    def _select(self, where: str, args: tuple[str, ...]) -> list[Publication]:
+        columns = ", ".join(f.name for f in fields(Publication))
         with self._store.connect(write=False) as conn:
-            found = conn.execute(
-                "SELECT commit_sha, target, state, rows, attempts, detail, updated_at FROM "
-                "publications WHERE commit_sha = ? ORDER BY target",
-                (commit,),
-            ).fetchall()
-        return [Publication(*tuple(row)) for row in found]
+            found = conn.execute(f"SELECT {columns} FROM publications WHERE {where}", args)
+            return [Publication(*tuple(row)) for row in found.fetchall()]
 
 
 def _ledger_run(row: Sequence[object]) -> LedgerRun:
