@@ -5,7 +5,8 @@ edit, the Action and a maintainer's prepare-merge cost (issue 24's table).
 
 Cases, each a whole process (or the Action's two), median of N runs:
 
-* **CI check, cold**: `gov check --base-ref B --head-ref SHA --pr N --format github` with no
+* **CI check, cold**: `gov check --base-ref B --head-ref SHA --pr N --format github` (N: the
+  PR number the branch's own entries link; draft mode while they say XXX) with no
   `.git/gov` (a fresh checkout has none), on PR #2194's first commit of
   `inferencex-scripts.bundle` (its real `benchmarks/`, so the preflight runs) and on the K
   newest PR branches of `inferencex.bundle` with the runners bundle's `benchmarks/` laid beside
@@ -28,6 +29,7 @@ repository path, the base and the head: its row is printed beside gov's when giv
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -65,7 +67,9 @@ def forget(repo: Path) -> Callable[[], None]:
 class Case:
     """One PR: where it lives, its base and head, its number."""
 
-    def __init__(self, name: str, repo: Path, base: str, head: str, pr: int, env: dict[str, str]):
+    def __init__(
+        self, name: str, repo: Path, base: str, head: str, pr: int | None, env: dict[str, str]
+    ):
         self.name, self.repo, self.base, self.head, self.pr, self.env = (
             name,
             repo,
@@ -76,8 +80,9 @@ class Case:
         )
 
     def check(self) -> list[str]:
-        return [GOV, "check", "--base-ref", self.base, "--head-ref", self.head,
-                "--pr", str(self.pr), "--format", "github"]  # fmt: skip
+        number = ["--pr", str(self.pr)] if self.pr is not None else []  # None: draft mode
+        return [GOV, "check", "--base-ref", self.base, "--head-ref", self.head, *number,
+                "--format", "github"]  # fmt: skip
 
     def plan(self) -> list[str]:
         return [GOV, "plan", "--base-ref", self.base, "--head-ref", self.head,
@@ -88,6 +93,22 @@ def newest_prs(repo: Path, count: int) -> list[str]:
     refs = git(repo, "for-each-ref", "--sort=-committerdate", "--format=%(refname:short)",
                "refs/remotes/origin/pr")  # fmt: skip
     return refs.splitlines()[:count]
+
+
+def own_pr(repo: Path, ref: str, env: dict[str, str]) -> int | None:
+    """The PR number the branch's own appended entries link (a draft check
+    reads them), None when they still say XXX (the check then runs in draft mode)."""
+    done = subprocess.run(
+        with_env(env, [GOV, "check", "--base-ref", "origin/main", "--head-ref", ref,
+                       "--format", "json", "--no-sweep-preflight"]),
+        cwd=repo, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    try:
+        links = [a["pr-link"] for a in json.loads(done.stdout).get("additions", [])]
+    except (ValueError, AttributeError):
+        return None
+    numbers = {link.rstrip("/").rsplit("/", 1)[-1] for link in links if "/pull/" in link}
+    return int(numbers.pop()) if len(numbers) == 1 and next(iter(numbers)).isdigit() else None
 
 
 def with_env(env: dict[str, str], argv: list[str]) -> list[str]:
@@ -133,9 +154,10 @@ def main() -> None:
         cases = [
             Case("#2194 scaffold (scripts bundle)", scripts_repo, "origin/base", "pr", 2194, {})
         ]
-        for k, ref in enumerate(newest_prs(history, options.prs)):
+        for ref in newest_prs(history, options.prs):
+            number = own_pr(history, ref, beside)
             cases.append(
-                Case(ref.removeprefix("origin/"), history, "origin/main", ref, 3000 + k, beside)
+                Case(ref.removeprefix("origin/"), history, "origin/main", ref, number, beside)
             )
 
         def reference(case: Case) -> Figure | None:
