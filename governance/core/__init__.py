@@ -12,6 +12,7 @@
 * `gate_event`  - a GitHub event payload read as untrusted input (bounded, every field type-checked).
 * `links`       - the pr-link policy (placeholders, the canonical link of PR N).
 * `yamlsafe`    - the safe YAML loader every parse goes through (bounded, standard tags only).
+* `yamlfast`    - plain documents built straight from the parser's events (the loader's shortcut).
 * `jsonsafe`    - bounded JSON reading (depth, integer size) for files launched scripts wrote.
 * `suggest`     - did-you-mean hints: the spellings a user probably meant.
 * `plain`       - plain names: look-alike characters folded to ASCII, hidden bidi and zero-width characters.

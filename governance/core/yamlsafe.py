@@ -21,6 +21,12 @@ Safety rules (they apply to every YAML byte gov reads):
   passes the safe loader and fails the edits);
 * duplicate mapping keys are an error at any depth.
 
+A plain document (no tag, anchor, alias or merge key, nested at most
+`MAX_DEPTH` deep) is built straight from the C parser's events
+(`core.yamlfast`): the parser keeps its own stack, the builder stops at the
+first collection past the bound, and it gives up on anything the rules
+above would look at, which then takes the guarded path.
+
 The bounds are listed in docs/security.md ("Bounds").
 
 YAML 1.1 is used on purpose: the reference tooling reads these files with
@@ -133,6 +139,18 @@ def _yaml(round_trip: bool) -> YAML:
         yaml.allow_duplicate_keys = False
         _loader_cache[round_trip] = yaml
     return _loader_cache[round_trip]
+
+
+_plain_rules: dict[str, Any] = {}
+
+
+def _resolver_table() -> Any:
+    """The safe loader's YAML 1.1 implicit resolvers, as `yamlfast.build` reads them."""
+    if not _plain_rules:
+        from governance.core.yamlfast import plain_rules
+
+        _plain_rules.update(plain_rules(_yaml(False).resolver.versioned_resolver))
+    return _plain_rules
 
 
 def _depth_bound(text: str) -> int:
@@ -277,6 +295,20 @@ def load(text: str, *, round_trip: bool = False, line_offset: int = 0, strict: b
                 1,
             )
         )
+    if not round_trip:
+        from governance.core.yamlfast import NotPlain, build
+
+        # A plain document (no tag, anchor, alias or merge key, nesting within
+        # MAX_DEPTH) is built straight from the parser's events, which breaks no
+        # rule the prescan enforces; any other goes through the prescan and the
+        # constructor, which say what is wrong and where.
+        events = _yaml(False).parse(text)
+        try:
+            return build(events, _resolver_table(), MAX_DEPTH)
+        except NotPlain:
+            pass
+        finally:
+            events.close()  # the parser is reset before the constructor's turn
     problem = prescan(text, strict=strict, line_offset=line_offset)
     if problem is not None:
         raise YamlLoadError(problem)
