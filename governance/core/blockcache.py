@@ -1,12 +1,18 @@
-"""Parsed master-config blocks on disk, content-addressed.
+"""Parsed master-config blocks (and remembered answers) on disk, content-addressed.
 
 An unchanged block is never parsed twice, whichever commit it comes from.
+`BlockCache` keeps one JSON file per entry (the few remembered answers of a
+check); `BlockPack` keeps the many parsed blocks of a catalog in one SQLite
+file, because a cold `gov plan` stores ~230 of them and creating that many
+files cost more than parsing the blocks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +57,55 @@ class BlockCache:
             write_atomically(target, text.encode("utf-8"), durable=False)
         except OSError:
             pass  # a cache that cannot be written is only slower
+
+
+class BlockPack(BlockCache):
+    """The same store in one SQLite file (`blocks.sqlite3` in `directory`):
+    one connection, each entry one row. Unreadable, locked or corrupt, it is
+    a miss, never an error, like a missing file."""
+
+    FILE = "blocks.sqlite3"
+
+    def __init__(self, directory: str | Path) -> None:
+        super().__init__(directory)
+        self._db: sqlite3.Connection | None = None
+        self._broken = False
+
+    def _connection(self) -> sqlite3.Connection | None:
+        if self._db is None and not self._broken:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.directory / self.FILE, timeout=0.5, isolation_level=None)
+                # A cache: a lost write costs a re-parse, so no fsync per entry.
+                db.execute("PRAGMA synchronous=OFF")
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS blocks (digest TEXT PRIMARY KEY, value TEXT NOT NULL)"
+                )
+                self._db = db
+            except (sqlite3.Error, OSError):
+                self._broken = True
+        return self._db
+
+    def get(self, digest: str) -> Any | None:
+        db = self._connection()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT value FROM blocks WHERE digest = ?", (digest,)).fetchone()
+            return json.loads(row[0]) if row is not None else None
+        except (sqlite3.Error, ValueError, TypeError):
+            return None
+
+    def put(self, digest: str, value: Any) -> None:
+        if not _json_plain(value):
+            return
+        db = self._connection()
+        if db is None:
+            return
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        with contextlib.suppress(sqlite3.Error):  # locked by another gov, read-only: only slower
+            db.execute("INSERT OR REPLACE INTO blocks VALUES (?, ?)", (digest, text))
 
 
 def _json_plain(value: Any) -> bool:

@@ -10,7 +10,7 @@ one SQLite helper its databases share.
                        `results-database` names another file or a PostgreSQL server)
   results/             sweep results (unless the `results` setting moves them): one folder
                        per run, runs/<launch token>/<job key>/ (sweeps/runfiles.py)
-  matrix-cache/        parsed master-config blocks, keyed by content
+  matrix-cache/        parsed master-config blocks, keyed by content (one SQLite file)
   check-cache/         check findings, keyed by the bytes they were computed from
   merge/pr-N.json      prepare-merge journals
   locks/               lock files of runs in progress

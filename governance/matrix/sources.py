@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from governance.core.blockcache import BlockCache
+from governance.core.blockcache import BlockCache, BlockPack
 from governance.core.layout import Layout
 from governance.core.state import StateLayout
 from governance.git.repo import GitRepo
@@ -21,7 +21,7 @@ from governance.matrix.row_builder import Filters
 
 def default_cache(repo: GitRepo) -> BlockCache:
     """Parse cache inside the repository's git directory (never committed)."""
-    return BlockCache(StateLayout(repo.git_dir).matrix_cache)
+    return BlockPack(StateLayout(repo.git_dir).matrix_cache)
 
 
 def layout_at(repo: GitRepo, commit: str, layout: Layout) -> Layout:
