@@ -172,3 +172,18 @@ def build(
     except YAMLError as exc:
         raise NotPlain("not valid YAML") from exc
     return root
+
+
+_rules: dict[str, tuple[tuple[str, Pattern[str]], ...]] = {}
+
+
+def load_plain(yaml: Any, text: str, max_depth: int) -> Any:
+    """`text` built from the events of `yaml` (a safe ruamel instance, whose
+    resolver table is read once), or `NotPlain`."""
+    if not _rules:
+        _rules.update(plain_rules(yaml.resolver.versioned_resolver))
+    events = yaml.parse(text)
+    try:
+        return build(events, _rules, max_depth)
+    finally:
+        events.close()  # the parser is reset before the constructor's turn

@@ -35,6 +35,7 @@ PyYAML, so `yes`/`on`/dates resolve the way users of those files expect.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -139,18 +140,6 @@ def _yaml(round_trip: bool) -> YAML:
         yaml.allow_duplicate_keys = False
         _loader_cache[round_trip] = yaml
     return _loader_cache[round_trip]
-
-
-_plain_rules: dict[str, Any] = {}
-
-
-def _resolver_table() -> Any:
-    """The safe loader's YAML 1.1 implicit resolvers, as `yamlfast.build` reads them."""
-    if not _plain_rules:
-        from governance.core.yamlfast import plain_rules
-
-        _plain_rules.update(plain_rules(_yaml(False).resolver.versioned_resolver))
-    return _plain_rules
 
 
 def _depth_bound(text: str) -> int:
@@ -296,19 +285,14 @@ def load(text: str, *, round_trip: bool = False, line_offset: int = 0, strict: b
             )
         )
     if not round_trip:
-        from governance.core.yamlfast import NotPlain, build
+        from governance.core.yamlfast import NotPlain, load_plain
 
         # A plain document (no tag, anchor, alias or merge key, nesting within
         # MAX_DEPTH) is built straight from the parser's events, which breaks no
         # rule the prescan enforces; any other goes through the prescan and the
         # constructor, which say what is wrong and where.
-        events = _yaml(False).parse(text)
-        try:
-            return build(events, _resolver_table(), MAX_DEPTH)
-        except NotPlain:
-            pass
-        finally:
-            events.close()  # the parser is reset before the constructor's turn
+        with contextlib.suppress(NotPlain):
+            return load_plain(_yaml(False), text, MAX_DEPTH)
     problem = prescan(text, strict=strict, line_offset=line_offset)
     if problem is not None:
         raise YamlLoadError(problem)
