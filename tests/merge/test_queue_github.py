@@ -216,8 +216,7 @@ def test_a_pr_changing_its_own_queue_settings_does_not_change_how_it_is_queued(
     train.git("checkout", "-q", "pr-101")
     train.repo.write(".gov.toml", '[queue]\nlabel = "yolo"\npriorities = {yolo = "high"}\n')
     train.repo.commit("Queue me my way")
-    train.git("push", "-q", "origin", "pr-101")
-    train.git("checkout", "-q", "main")
+    train.git("push", "-q", "origin", "pr-101")  # and stays checked out: its files are here
     github.open(101)
     github.label(101, "yolo", "maint")
     first = gov(train, github, "sync", "--format", "json")
@@ -274,6 +273,24 @@ def test_a_squash_with_another_tree_is_refused_and_pauses_the_queue(
     assert json.loads(gov(train, github, "status", "--format", "json").stdout)["paused"]
     assert state[103]["state"] == "queued"
     assert github.calls("PUT", "/merge$") == [f"{PREFIX}/pulls/101/merge"]
+
+
+def test_add_refuses_a_fork_and_max_cars_caps_a_pass(train: Train, github: QueueGitHub) -> None:
+    github.open(101)
+    github.open(102, fork=True)
+    github.open(103)
+    forked = gov(train, github, "add", "--forge", "github", "--pr", "102")
+    assert forked.exit_code == 2 and "fork" in forked.stderr, forked.stderr
+    for pr in (101, 103):
+        added = gov(train, github, "add", "--forge", "github", "--pr", str(pr))
+        assert added.exit_code == 0, added.stdout + added.stderr
+    env = {"GITHUB_API_URL": github.base_url, "GH_TOKEN": TOKEN,
+           "GOV_QUEUE": '{"max-cars": 1, "required-checks": []}'}  # fmt: skip
+    done = run_gov("queue", "run", "--forge", "github", "--no-sweep", cwd=train.path, env=env)
+    assert done.exit_code == 0 and TOKEN not in done.stdout + done.stderr, done.stderr
+    assert github.calls("PUT", "/merge$") == [f"{PREFIX}/pulls/101/merge"]
+    state = cars(train, github)
+    assert (state[101]["state"], state[103]["state"], 102 in state) == ("landed", "queued", False)
 
 
 def test_the_command_is_the_first_line_only() -> None:
