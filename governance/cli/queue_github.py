@@ -11,6 +11,7 @@ from governance.cli.common import (
     TextOrJson,
     emit,
     emit_json,
+    err,
     format_option,
     guarded,
     main_branch_name,
@@ -47,15 +48,26 @@ def open_github(main_branch: str | None, remote: str) -> "tuple[GitHubSide, Queu
     return side, QueueStore(StateLayout(repo.git_dir)), settings
 
 
+def tell(side: "GitHubSide", store: "QueueStore", settings: "Settings", pr: int) -> None:
+    """Report a car on its PR. Best effort: the queue database is the record,
+    so a comment GitHub refuses is a warning, never a stopped train."""
+    from governance.forge.base import ForgeError
+    from governance.merge.queue_github_run import report
+
+    try:
+        report(side, store, pr, settings.queue.label)
+    except ForgeError as exc:
+        err(f"warning: PR #{pr}: the queue's status was not reported on GitHub: {exc}")
+
+
 def _synced(side: "GitHubSide", store: "QueueStore", settings: "Settings") -> "SyncResult":
     """Read the asks on GitHub into the queue, and tell each PR touched."""
     from governance.merge.queue import utc_stamp
     from governance.merge.queue_github import sync
-    from governance.merge.queue_github_run import report
 
     result = sync(side.forge, store, settings.queue, utc_stamp)
     for pr, _why in result.enqueued + result.refused + result.dequeued:
-        report(side, store, pr)
+        tell(side, store, settings, pr)
     return result
 
 
@@ -83,10 +95,9 @@ def github_add(pr: int, priority: str, main_branch: str | None, remote: str) -> 
     """`gov queue add --forge github`: the caller's token vouches for the ask."""
     from governance.core.diagnostics import UsageError
     from governance.merge.queue import utc_stamp
-    from governance.merge.queue_github_run import report
     from governance.merge.queue_store import GitHubCar
 
-    side, store, _settings = open_github(main_branch, remote)
+    side, store, settings = open_github(main_branch, remote)
     pull = side.forge.get_pull(pr)
     if pull.state != "open":
         raise UsageError(f"PR #{pr} is {pull.state}; only an open PR can be queued", "")
@@ -97,7 +108,7 @@ def github_add(pr: int, priority: str, main_branch: str | None, remote: str) -> 
         )
     car = store.add(pr, cast("Priority", priority), utc_stamp())
     store.set_github(GitHubCar(pr, pull.head_sha, "gov queue add"))
-    report(side, store, pr)
+    tell(side, store, settings, pr)
     waiting = [c.pr for c in store.cars(("queued", "running"))]
     emit(f"queued PR #{pr} ({car.priority}), position {waiting.index(pr) + 1} of {len(waiting)}")
 
@@ -108,7 +119,7 @@ def github_run(
     """`gov queue run --forge github`: sync, then one pass; the exit code."""
     from governance.merge.queue import CarResult, run_queue
     from governance.merge.queue_github import SyncResult
-    from governance.merge.queue_github_run import admit, land_car, report, verify
+    from governance.merge.queue_github_run import admit, land_car, verify
     from governance.merge.queue_render import render_car, render_summary, run_data
     from governance.merge.report import render_text
 
@@ -122,7 +133,7 @@ def github_run(
 
     def say(car: CarResult) -> None:
         if not options.dry_run:
-            report(side, store, car.pr)
+            tell(side, store, settings, car.pr)
         if text:
             if car.report is not None:
                 sys.stdout.write(render_text(car.report))

@@ -26,7 +26,7 @@ from governance.forge.github_queue import commit_tree, edit_comment, may_write
 from governance.forge.rest import GitHubHTTPError
 from governance.git.repo import GitRepo
 from governance.merge.prepare import PrepareOptions, prepare_merge
-from governance.merge.queue import CarBusy, CarOptions, CarResult, LandCar, utc_stamp
+from governance.merge.queue import CarBusy, CarOptions, LandCar, utc_stamp
 from governance.merge.queue_github import dequeue, moved, refuse
 from governance.merge.queue_store import ACTIVE, Car, GitHubCar, QueueStore
 from governance.merge.report import MergeReport
@@ -135,11 +135,13 @@ def status_body(car: Car, position: int | None, note: str) -> str:
     )
 
 
-def report(side: GitHubSide, store: QueueStore, pr: int) -> None:
-    """Post or update gov's one status comment on PR `pr`."""
+def report(side: GitHubSide, store: QueueStore, pr: int, label: str) -> None:
+    """Post or update gov's one status comment on PR `pr`, and label the PR
+    with its car's state (`LABEL: STATE`, `label` the queue label)."""
     car = store.get(pr)
     if car is None:
         return
+    _label_state(side, pr, label, car.state)
     waiting = [c.pr for c in store.cars(ACTIVE)]
     position = waiting.index(pr) + 1 if pr in waiting else None
     info = store.github(pr)
@@ -159,6 +161,17 @@ def report(side: GitHubSide, store: QueueStore, pr: int) -> None:
         store.set_github(GitHubCar(pr, fresh.head_sha, fresh.asked_by, fresh.note, done.id))
 
 
+def _label_state(side: GitHubSide, pr: int, label: str, state: str) -> None:
+    """One state label: the car's, added; any other state's, removed."""
+    ours = {f"{label}: {s}" for s in ("queued", "running", "landed", "refused", "removed")}
+    wanted = f"{label}: {state}"
+    labels = side.forge.get_pull(pr).labels
+    if wanted not in labels:
+        side.forge.add_label(pr, wanted)
+    for stale in sorted(ours.intersection(labels) - {wanted}):
+        side.forge.remove_label(pr, stale)
+
+
 def _find_own(side: GitHubSide, pr: int) -> int:
     """gov's comment when the database forgot it: the newest with the marker
     first line, written by a user with write access (anyone can copy a marker)."""
@@ -166,10 +179,3 @@ def _find_own(side: GitHubSide, pr: int) -> int:
         if comment.body.startswith(MARKER) and may_write(side.forge, comment.author)[0]:
             return comment.id
     return 0
-
-
-def say_on_github(side: GitHubSide, store: QueueStore) -> Callable[[CarResult], None]:
-    def say(car: CarResult) -> None:
-        report(side, store, car.pr)
-
-    return say

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
@@ -102,6 +103,12 @@ class QueueGitHub(FakeGitHub):
                     note["body"] = seen.body["body"]
                     return Reply(200, note)
             return not_found()
+        if m == "POST" and (match := re.fullmatch(r"/issues/(\d+)/labels", p)):
+            self.pulls[int(match[1])]["labels"] += seen.body["labels"]
+            return Reply(200, [])
+        if m == "DELETE" and (match := re.fullmatch(r"/issues/(\d+)/labels/(.+)", p)):
+            self.pulls[int(match[1])]["labels"].remove(unquote(match[2]))
+            return Reply(200, [])
         if match := re.fullmatch(r"/collaborators/([^/]+)/permission", p):
             level = self.permissions.get(match[1])
             return Reply(200, {"permission": level, "role_name": level}) if level else not_found()
@@ -200,6 +207,9 @@ def test_only_writers_enqueue_forks_are_refused_and_a_comment_is_edited_in_place
         ours = [n for n in github.notes[pr] if n["body"].startswith(MARKER)]
         assert len(ours) == 1, github.notes[pr]
     assert "landed as " + state[101]["landed_commit"] in github.notes[101][-1]["body"]
+    # And one state label: queued, then running, then landed, each replacing the one before.
+    assert github.pulls[101]["labels"] == ["gov-queue", "gov-queue: landed"]
+    assert github.pulls[102]["labels"] == ["gov-queue: refused"]
     github.comment(102, "/gov queue", "lead", hours=1)  # a writer asks, after the refusal
     again = gov(train, github, "sync")
     assert "PR #102 queued: asked by @lead" in again.stdout, again.stdout
@@ -281,9 +291,13 @@ def test_add_refuses_a_fork_and_max_cars_caps_a_pass(train: Train, github: Queue
     github.open(103)
     forked = gov(train, github, "add", "--forge", "github", "--pr", "102")
     assert forked.exit_code == 2 and "fork" in forked.stderr, forked.stderr
+    # GitHub refuses gov's comment on PR 103: a warning, the car is queued all the same.
+    github.script("POST", f"{PREFIX}/issues/103/comments", Reply(403, {"message": "nope"}))
+    added_stderr = {}
     for pr in (101, 103):
         added = gov(train, github, "add", "--forge", "github", "--pr", str(pr))
         assert added.exit_code == 0, added.stdout + added.stderr
+        added_stderr[pr] = added.stderr
     env = {"GITHUB_API_URL": github.base_url, "GH_TOKEN": TOKEN,
            "GOV_QUEUE": '{"max-cars": 1, "required-checks": []}'}  # fmt: skip
     done = run_gov("queue", "run", "--forge", "github", "--no-sweep", cwd=train.path, env=env)
@@ -291,6 +305,7 @@ def test_add_refuses_a_fork_and_max_cars_caps_a_pass(train: Train, github: Queue
     assert github.calls("PUT", "/merge$") == [f"{PREFIX}/pulls/101/merge"]
     state = cars(train, github)
     assert (state[101]["state"], state[103]["state"], 102 in state) == ("landed", "queued", False)
+    assert "PR #103: the queue's status was not reported on GitHub" in added_stderr[103]
 
 
 def test_the_command_is_the_first_line_only() -> None:
