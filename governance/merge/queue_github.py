@@ -126,7 +126,10 @@ def sync(
         if car is not None and car.state in ACTIVE:
             why = moved(store, pull, settings)
             if why and car.state == "queued":
-                dequeue(store, pull.number, why, now())
+                try:
+                    dequeue(store, pull.number, why, now())
+                except UsageError:  # a run took the car meanwhile: its admit decides
+                    continue
                 result.dequeued.append((pull.number, why))
             continue
         if car is not None and car.state == "landed":
