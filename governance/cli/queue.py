@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 queue_app = typer.Typer(
     name="queue",
-    help="Land queued PRs one at a time through prepare-merge (local forge or GitHub; docs/queue.md).",
+    help="Land queued PRs one at a time through prepare-merge (local or GitHub; docs/queue.md).",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from governance.merge.queue import CarOptions
     from governance.merge.queue_github import SyncResult
     from governance.merge.queue_github_run import GitHubSide
-    from governance.merge.queue_store import Priority, QueueStore
+    from governance.merge.queue_store import Car, Priority, QueueStore
 
 REMOTE_HELP = "Git remote of the GitHub repository."
 
@@ -140,11 +140,21 @@ def github_run(
             emit(render_car(car))
             sys.stdout.flush()
 
+    look_again = admit(side, store, settings)
+
+    def admitted(car: "Car") -> str:
+        why = look_again(car)
+        if why:
+            tell(side, store, settings, car.pr)
+            if text:
+                emit(f"[--] PR #{car.pr} taken out before its turn: {why}")
+        return why
+
     if not options.dry_run and store.paused and text:
         emit("the queue is paused: nothing lands (gov queue resume)")
     result = run_queue(
         side.repo, store, side.forge, land_car(side, options), main_branch=side.main_branch,
-        dry_run=options.dry_run, say=say, admit=admit(side, store, settings),
+        dry_run=options.dry_run, say=say, admit=admitted,
         verify=verify(side), max_cars=settings.queue.max_cars,
     )  # fmt: skip
     if text:

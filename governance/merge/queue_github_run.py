@@ -112,7 +112,10 @@ def verify(side: GitHubSide) -> Callable[[str, MergeReport], str]:
             )
         if report.main_tip and parents[:1] != (report.main_tip,):
             got = parents[0] if parents else "none"
-            return f"GitHub's squash commit {commit} is not one commit on {report.main_tip} (parent {got})"
+            return (
+                f"GitHub's squash commit {commit} is not one commit on {report.main_tip}"
+                f" (parent {got})"
+            )
         return ""
 
     return check

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,7 @@ class QueueGitHub(FakeGitHub):
         self.notes: dict[int, list[dict[str, Any]]] = {}
         self.permissions = {"maint": "write", "lead": "admin", "drive-by": "read"}
         self.tamper = False  # merge a tree other than the tested one
+        self.after_merge: Callable[[], None] = lambda: None  # someone acts meanwhile
 
     def open(self, pr: int, *labels: str, fork: bool = False) -> None:
         self.pulls[pr] = {"labels": list(labels), "merged": None}
@@ -132,6 +133,7 @@ class QueueGitHub(FakeGitHub):
         squash = git(self.origin, "commit-tree", tree, "-p", main, "-m", body["commit_title"])
         git(self.origin, "update-ref", "refs/heads/main", squash, main)
         self.pulls[pr]["merged"] = squash
+        self.after_merge()
         return Reply(200, {"merged": True, "sha": squash, "message": "merged"})
 
     def calls(self, method: str, pattern: str) -> list[str]:
@@ -249,15 +251,42 @@ def test_a_push_after_enqueue_dequeues_the_car(train: Train, github: QueueGitHub
     github.label(101, "gov-queue", "maint")
     gov(train, github, "sync")
     assert cars(train, github)[101]["state"] == "queued"
-    head = git(github.origin, "rev-parse", "pr-101")
-    pushed = git(github.origin, "commit-tree", f"{head}^{{tree}}", "-p", head, "-m", "more")
-    git(github.origin, "update-ref", "refs/heads/pr-101", pushed)
+    head, pushed = push(github, 101)
     done = gov(train, github, "run", "--forge", "github", "--no-sweep")
     assert done.exit_code == 0, done.stdout + done.stderr
     assert f"PR #101 dequeued: head moved from {head[:12]} to {pushed[:12]}" in done.stdout
     assert cars(train, github)[101]["state"] == "removed"
     assert not github.calls("PUT", "/merge$")
     assert "dequeue-on-push" in github.notes[101][-1]["body"]
+
+
+def push(github: QueueGitHub, pr: int) -> tuple[str, str]:
+    """A new commit on PR `pr`'s branch (as its author pushing): (old head, new head)."""
+    head = git(github.origin, "rev-parse", f"pr-{pr}")
+    pushed = git(github.origin, "commit-tree", f"{head}^{{tree}}", "-p", head, "-m", "more")
+    git(github.origin, "update-ref", f"refs/heads/pr-{pr}", pushed)
+    return head, pushed
+
+
+def test_a_push_during_the_train_takes_the_car_out_before_its_turn(
+    train: Train, github: QueueGitHub
+) -> None:
+    for pr in (101, 103):
+        github.open(pr)
+        github.label(pr, "gov-queue", "maint")
+    moves: list[tuple[str, str]] = []
+    github.after_merge = lambda: moves.append(push(github, 103)) if not moves else None
+    done = gov(train, github, "run", "--forge", "github", "--no-sweep")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    ((head, pushed),) = moves
+    assert f"PR #103 taken out before its turn: head moved from {head[:12]} to {pushed[:12]}" in (
+        done.stdout
+    )
+    assert github.calls("PUT", "/merge$") == [f"{PREFIX}/pulls/101/merge"]
+    assert {pr: car["state"] for pr, car in cars(train, github).items()} == {
+        101: "landed", 103: "removed",
+    }  # fmt: skip
+    assert github.pulls[103]["labels"] == ["gov-queue", "gov-queue: removed"]
 
 
 def test_a_squash_with_another_tree_is_refused_and_pauses_the_queue(
