@@ -10,7 +10,8 @@
 * `merge`     - `gov prepare-merge`, `gov canonicalize`, `gov resolve-conflict`.
 * `driver`    - `gov merge-driver`, `gov install-merge-driver`.
 * `pr`        - `gov pr open|list|show|check` on the local forge.
-* `queue`     - `gov queue add|remove|status|pause|resume|run`: the merge queue.
+* `queue`     - `gov queue add|remove|status|pause|resume|run|sync`: the merge queue.
+* `queue_github` - `gov queue sync` and `add|run --forge github`: the queue on GitHub.
 * `sweeps`    - `gov launch`, `gov runs list|show`.
 * `gate`      - `gov sweep-gate`, and the `--labels` / `--event` modifiers of check and plan.
 * `launch_text` - `gov launch --dry-run`'s runner note and `--show-env` lines.

@@ -1,4 +1,4 @@
-"""`gov queue ...`: the merge queue on the embedded local forge (docs/queue.md);
+"""`gov queue ...`: the merge queue on the local forge or GitHub (docs/queue.md);
 registered in `governance.cli.app`."""
 
 import sys
@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from governance.cli import queue_github
 from governance.cli.common import (
     TextOrJson,
     emit,
@@ -26,11 +27,26 @@ if TYPE_CHECKING:
 
 queue_app = typer.Typer(
     name="queue",
-    help="Land queued PRs one at a time through prepare-merge (local forge; docs/queue.md).",
+    help="Land queued PRs one at a time through prepare-merge (local or GitHub; docs/queue.md).",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
 )
+
+
+class QueueForge(StrEnum):
+    local = "local"
+    github = "github"
+
+
+def forge_option() -> "typer.models.OptionInfo":
+    return typer.Option(
+        "--forge", help="Where the PRs live (github: token from GH_TOKEN / GITHUB_TOKEN)."
+    )
+
+
+def remote_option() -> "typer.models.OptionInfo":
+    return typer.Option("--remote", help=queue_github.REMOTE_HELP + " (--forge github)")
 
 
 class PriorityChoice(StrEnum):
@@ -69,9 +85,15 @@ def queue_add(
     priority: Annotated[
         PriorityChoice, typer.Option("--priority", help="Runs before lower priorities.")
     ] = PriorityChoice.normal,
+    forge_kind: Annotated[QueueForge, forge_option()] = QueueForge.local,
+    remote: Annotated[str, remote_option()] = "origin",
 ) -> None:
     """Enqueue an open PR (again, if it was refused or removed)."""
     from governance.core.diagnostics import UsageError
+
+    if forge_kind is QueueForge.github:
+        queue_github.github_add(pr, priority.value, None, remote)
+        return
 
     _repo, store, forge, _main = _open()
     pull = forge.get_pull(pr)  # an unknown PR: the forge's error, exit 2
@@ -83,6 +105,9 @@ def queue_add(
     car = store.add(pr, priority.value, _stamp())
     waiting = [c.pr for c in store.cars(("queued", "running"))]
     emit(f"queued PR #{pr} ({car.priority}), position {waiting.index(pr) + 1} of {len(waiting)}")
+
+
+queue_app.command("sync")(queue_github.queue_sync)
 
 
 @queue_app.command("remove")
@@ -161,6 +186,8 @@ def queue_run(
         str | None, typer.Option("--main-branch", help="Main branch name.")
     ] = None,
     output: Annotated[TextOrJson, format_option("Report format.")] = TextOrJson.text,
+    forge_kind: Annotated[QueueForge, forge_option()] = QueueForge.local,
+    remote: Annotated[str, remote_option()] = "origin",
 ) -> None:
     """Land the waiting cars in order, each on main as the car before left it; a
     refused car is marked and the train goes on. Exit 1 when a car was refused."""
@@ -170,6 +197,15 @@ def queue_run(
     from governance.merge.sweep_step import SweepOptions
 
     del once  # one pass either way (--watch is for a later version)
+    if forge_kind is QueueForge.github:
+        options = CarOptions(
+            main_branch or "",
+            overrides={"main-branch": main_branch},
+            sweep=sweep,
+            sweep_options=SweepOptions(launcher or ""),
+            dry_run=dry_run,
+        )
+        raise typer.Exit(queue_github.github_run(options, main_branch, remote, output))
     repo, store, forge, main = _open(main_branch)
     options = CarOptions(
         main,

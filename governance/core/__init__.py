@@ -5,6 +5,7 @@
 * `settings`    - `[tool.gov]` / `.gov.toml` / `GOV_*` read into one `Settings` (from a revision or the worktree).
 * `settings_coerce` - each setting's type (bool, list, table, checked string) from a file or a variable.
 * `settings_priority` - the `priority` setting: ordered rules over config-key globs and labels.
+* `settings_queue` - the `queue` setting (`[tool.gov.queue]`): label, priorities, max-cars, checks, dequeue-on-push.
 * `settings_values` - each settings value validated when read (paths, templates, patterns).
 * `layout`      - where a revision keeps the changelog, master configs and runner file (moves followed).
 * `settings_faults` - settings files that do not load, as a located finding (GOV802).

@@ -11,7 +11,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from governance.core.links import (
 )
 from governance.core.settings_coerce import coerce
 from governance.core.settings_priority import DEFAULT_PRIORITY_RULES, PriorityRule
+from governance.core.settings_queue import QueueSettings
 from governance.core.suggest import did_you_mean
 from governance.core.sweep_gate import GateRules
 
@@ -85,6 +86,8 @@ class Settings:
     # Former ORG/NAMEs of the repository: links to them are history only
     # (accepted by `gov audit`, never for a new entry).
     former_repositories: tuple[str, ...] = ()
+    # `[tool.gov.queue]`: how `gov queue` runs on GitHub (core/settings_queue.py).
+    queue: QueueSettings = field(default_factory=QueueSettings)
     source: str = "defaults"  # where the settings file was found, for messages
     repository_from: str = "default"  # where `repository` came from, for messages
 

@@ -11,6 +11,7 @@ from governance.core.codes import ignorable_codes
 from governance.core.diagnostics import UsageError
 from governance.core.links import DEFAULT_REPOSITORY
 from governance.core.settings_priority import parse_rules
+from governance.core.settings_queue import parse_queue
 
 # Settings by kind (field names); every other setting is a non-empty string.
 LIST_KEYS = {
@@ -42,6 +43,8 @@ def coerce(name: str, key: str, value: Any, where: str) -> Any:
         return _coerce_table(key, value, where)
     if name == "priority":
         return parse_rules(value, key, where)
+    if name == "queue":
+        return parse_queue(value, key, where)
     if name in BOOL_KEYS:
         if isinstance(value, str) and value.strip().lower() in ("true", "1", "false", "0"):
             value = value.strip().lower() in ("true", "1")

@@ -9,6 +9,7 @@ or GitHub's REST API; `prepare-merge` only sees the `Forge` interface.
 * `github`  - GitHub's REST API: pull requests, labels, comments, checks, the merge.
 * `rest`    - GitHub's REST transport (the only importer of httpx with `github`): deadline, size and page caps, retries.
 * `github_shapes` - GitHub's JSON answers shape-checked into the records (the PR asked for, its head).
+* `github_queue` - the queue's GitHub routes: label events, collaborator permission, a comment edited, a commit's tree.
 * `github_runs` - GitHub Actions runs and their artifact zips (bounded, unpacked safely), for `gov runs import`.
 * `tokens`  - tokens stripped, validated and redacted in every form.
 * `render`  - plain-text views for `gov pr list` / `gov pr show`.

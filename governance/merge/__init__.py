@@ -16,6 +16,8 @@ and `gov queue` (docs/queue.md).
 * `sweep_keys`     - the config keys of a plan's rows and the launch schedule (priority, canary).
 * `queue`          - `gov queue run`: land the waiting cars one at a time through prepare-merge.
 * `queue_store`    - the queue database (`.git/gov/queue.sqlite3`): cars, states, the paused flag.
+* `queue_github`   - who may enqueue on GitHub: label and `/gov queue` asks, writers only, no forks, dequeue-on-push.
+* `queue_github_run` - `gov queue run --forge github`: cars through prepare-merge's GitHub route, the tree read back, one comment per PR.
 * `queue_render`   - the queue's status and run lines as text and JSON.
 * `onboarding`     - `gov init`: detect the layout, propose settings, hooks, CI and attributes.
 * `worktree_edits` - `gov canonicalize` and `gov resolve-conflict` on the working tree.

@@ -34,6 +34,10 @@ from governance.merge.sweep_step import SweepOptions, sweep_hook
 
 # prepare-merge on one PR against main as it is now (settings re-read from main's tip).
 LandCar = Callable[[int], MergeReport]
+# Whether a waiting car may run now: "" yes, else why not (the callable took it out).
+Admit = Callable[[Car], str]
+# Tested = landed on a forge whose main is not a local branch: "" or what differs.
+Verify = Callable[[str, MergeReport], str]
 CarOutcome = Literal["landed", "refused", "busy", "would"]
 
 
@@ -131,8 +135,14 @@ def run_queue(
     dry_run: bool = False,
     now: Callable[[], str] = utc_stamp,
     say: Callable[[CarResult], None] | None = None,
+    admit: Admit | None = None,
+    verify: Verify | None = None,
+    max_cars: int = 0,
 ) -> RunResult:
-    """One pass over the queue (one runner per repository: a kernel lock)."""
+    """One pass over the queue (one runner per repository: a kernel lock).
+    `admit` is asked before each car (GitHub: a fork, a pushed head), `verify`
+    replaces the local tested-is-landed check, `max_cars` (0: no limit) caps
+    the cars landed in this pass."""
     with locks.hold(queue_lock(repo), "gov queue run"):
         result = RunResult(dry_run=dry_run)
         if dry_run:
@@ -147,7 +157,11 @@ def run_queue(
             if car is None:
                 break
             seen.add(car.pr)
-            done = _run_car(repo, store, forge, land_car, car, main_branch, now)
+            if max_cars and sum(c.outcome == "landed" for c in result.cars) >= max_cars:
+                break
+            if admit is not None and car.state == "queued" and admit(car):
+                continue
+            done = _run_car(repo, store, forge, land_car, car, main_branch, now, verify)
             result.cars.append(done)
             if say is not None:
                 say(done)
@@ -190,6 +204,7 @@ def _run_car(
     car: Car,
     main_branch: str,
     now: Callable[[], str],
+    verify: Verify | None = None,
 ) -> CarResult:
     n = car.pr
     main_before = repo.ref_sha(f"refs/heads/{main_branch}") or ""
@@ -213,7 +228,11 @@ def _run_car(
         ours = bool(report.prepared and report.merge_commit)  # merged by this car, not before
         prepared = report.prepared if ours else ""
         if ours and prepared:
-            problem = _tested_is_landed(repo, commit, prepared, main_before)
+            problem = (
+                verify(commit, report)
+                if verify is not None
+                else _tested_is_landed(repo, commit, prepared, main_before)
+            )
             if problem:
                 store.refused(n, "land", problem, now())
                 store.set_paused(True)

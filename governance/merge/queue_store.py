@@ -9,7 +9,9 @@ holding the queue-level `paused` flag. States:
     queued -> removed                            (gov queue remove)
     refused | removed -> queued                  (gov queue add again)
 
-A car left `running` by a killed run is resumed first by the next run.
+A car left `running` by a killed run is resumed first by the next run. A car
+asked for on GitHub also has a `github` row: the PR head it was asked at, who
+asked, and gov's status comment on the PR (`merge.queue_github`).
 """
 
 from __future__ import annotations
@@ -47,7 +49,14 @@ CREATE TABLE IF NOT EXISTS queue (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     paused INTEGER NOT NULL DEFAULT 0
 );
-INSERT OR IGNORE INTO queue (id, paused) VALUES (1, 0)
+INSERT OR IGNORE INTO queue (id, paused) VALUES (1, 0);
+CREATE TABLE IF NOT EXISTS github (
+    pr INTEGER PRIMARY KEY,            -- a car queued on GitHub (queue_github)
+    head_sha TEXT NOT NULL DEFAULT '', -- the PR head when enqueued (dequeue-on-push)
+    asked_by TEXT NOT NULL DEFAULT '', -- who asked, and how: "@user (label gov-queue)"
+    note TEXT NOT NULL DEFAULT '',     -- why the car was dequeued or its request not heard
+    comment_id INTEGER NOT NULL DEFAULT 0  -- gov's status comment on the PR
+)
 """
 
 _ORDER = "CASE priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, enqueued_at, seq"
@@ -75,6 +84,17 @@ class Car:
         step, reason = data.pop("refused_step"), data.pop("refused_reason")
         data["refusal"] = {"step": step, "reason": reason} if self.state == "refused" else None
         return data
+
+
+@dataclass(frozen=True, slots=True)
+class GitHubCar:
+    """What the queue keeps of a car asked for on GitHub."""
+
+    pr: int
+    head_sha: str = ""
+    asked_by: str = ""
+    note: str = ""
+    comment_id: int = 0
 
 
 def _car(row: sqlite3.Row) -> Car:
@@ -191,6 +211,19 @@ class QueueStore:
                 "UPDATE cars SET state = 'refused', refused_step = ?, refused_reason = ?,"
                 " updated_at = ? WHERE pr = ?",
                 (step, reason, now, pr),
+            )
+
+    def github(self, pr: int) -> GitHubCar:
+        with self.db.connect(write=False) as conn:
+            row = conn.execute("SELECT * FROM github WHERE pr = ?", (pr,)).fetchone()
+        return GitHubCar(**dict(row)) if row is not None else GitHubCar(pr)
+
+    def set_github(self, car: GitHubCar) -> None:
+        with self.db.connect(write=True) as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO github (pr, head_sha, asked_by, note, comment_id)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (car.pr, car.head_sha, car.asked_by, car.note, car.comment_id),
             )
 
     @property

@@ -21,6 +21,7 @@ from pathlib import Path
 import typer.main
 
 from governance.cli.app import app
+from tests.forge.test_github import FakeGitHub, serve
 from tests.harness import PROJECT, Repo, Result, run_gov, run_process
 
 CHANGELOG = "bench/changes.yaml"
@@ -217,6 +218,17 @@ def test_every_command_reads_the_configured_layout(
     # Landed without a sweep: the ledger (in the configured results folder) has no runs for it.
     unpublished = gov("results", "publish", "--commit", MAIN, expect=2)
     assert "records no results" in unpublished.stderr, unpublished.stderr
+
+    # The queue on GitHub reads main's settings from the remote's trunk (fetched).
+    repo.git("clone", "-q", "--bare", str(repo.path), str(tmp_path / "origin.git"))
+    repo.git("remote", "add", "origin", str(tmp_path / "origin.git"))
+    with serve(FakeGitHub()) as hub:
+        env = {"GITHUB_API_URL": hub.base_url, "GH_TOKEN": "t", "GOV_REPOSITORY": "acme/bench"}
+        synced = run_gov("queue", "sync", "--format", "json", cwd=repo.path, env=env)
+    assert synced.exit_code == 0, synced.stdout + synced.stderr
+    assert json.loads(synced.stdout) == {"enqueued": [], "refused": [], "dequeued": []}
+    assert ("GET", "/repos/acme/bench/pulls") in {(s.method, s.path) for s in hub.seen}
+    gov.ran.add("queue sync")
 
     missing = registered_commands() - gov.ran - NOT_REPOSITORY_COMMANDS
     assert not missing, f"commands this walk never ran: {sorted(missing)}"

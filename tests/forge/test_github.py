@@ -6,9 +6,10 @@ import json
 import re
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
@@ -210,7 +211,7 @@ def make_handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        do_GET = do_POST = do_PUT = do_DELETE = _serve
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             pass
@@ -218,17 +219,29 @@ def make_handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeGitHub]:
-    state = FakeGitHub()
+F = TypeVar("F", bound=FakeGitHub)
+
+
+@contextmanager
+def serve(state: F) -> Iterator[F]:
+    """`state` (a FakeGitHub or a subclass with routes of its own) served on
+    127.0.0.1; its `base_url` is set to the server's."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
     state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    with serve(FakeGitHub()) as state:
+        yield state
 
 
 class Sleeps(list[float]):
