@@ -65,24 +65,103 @@ def _stamp() -> str:
 @queue_app.command("add")
 @guarded
 def queue_add(
-    pr: Annotated[int, typer.Option("--pr", min=1, help="The open PR to enqueue.")],
+    pr: Annotated[int | None, typer.Option("--pr", min=1, help="The open PR to enqueue.")] = None,
     priority: Annotated[
         PriorityChoice, typer.Option("--priority", help="Runs before lower priorities.")
     ] = PriorityChoice.normal,
+    all_green: Annotated[
+        bool,
+        typer.Option(
+            "--all-green",
+            help="Enqueue every open PR whose head checks are green (lists them and asks"
+            " unless --yes).",
+        ),
+    ] = False,
+    head_prefix: Annotated[
+        str | None,
+        typer.Option("--head-prefix", help="With --all-green: only head branches starting so."),
+    ] = None,
+    require_check: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--require-check",
+            help="With --all-green: a check that must have succeeded (repeatable; default:"
+            " the check prepare-merge waits for).",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="With --all-green: enqueue without asking.")
+    ] = False,
 ) -> None:
-    """Enqueue an open PR (again, if it was refused or removed)."""
+    """Enqueue an open PR (again, if it was refused or removed), or every green one."""
     from governance.core.diagnostics import UsageError
 
+    if all_green == (pr is not None):
+        raise UsageError(
+            "gov queue add needs exactly one of --pr N and --all-green",
+            "gov queue add --pr 7, or gov queue add --all-green [--yes]",
+        )
+    if not all_green and (head_prefix is not None or require_check or yes):
+        raise UsageError(
+            "--head-prefix, --require-check and --yes go with --all-green",
+            "drop them, or add --all-green instead of --pr",
+        )
     _repo, store, forge, _main = _open()
+    if all_green:
+        _add_all_green(store, forge, priority, head_prefix or "", require_check, yes)
+        return
+    assert pr is not None
     pull = forge.get_pull(pr)  # an unknown PR: the forge's error, exit 2
     if pull.state != "open":
         raise UsageError(
             f"PR #{pr} is {pull.state}; only an open PR can be queued",
             "gov pr list shows the open ones",
         )
+    _enqueue(store, pr, priority)
+
+
+def _enqueue(store: "QueueStore", pr: int, priority: PriorityChoice) -> None:
     car = store.add(pr, priority.value, _stamp())
     waiting = [c.pr for c in store.cars(("queued", "running"))]
     emit(f"queued PR #{pr} ({car.priority}), position {waiting.index(pr) + 1} of {len(waiting)}")
+
+
+def _add_all_green(
+    store: "QueueStore",
+    forge: "Forge",
+    priority: PriorityChoice,
+    head_prefix: str,
+    require_check: list[str] | None,
+    yes: bool,
+) -> None:
+    """List the green PRs (and why the others are not), ask, enqueue them."""
+    from governance.core.diagnostics import UsageError
+    from governance.merge.queue_green import green_candidates, render_candidates
+    from governance.merge.steps import REQUIRED_CHECKS
+
+    required = tuple(require_check or REQUIRED_CHECKS)
+    if any(not name.strip() for name in required):
+        raise UsageError(
+            "--require-check needs a check name", "e.g. --require-check check-changelog"
+        )
+    candidates = green_candidates(forge, store, required, head_prefix)
+    sys.stdout.write(render_candidates(candidates, required))
+    adding = [c.pr for c in candidates if c.verdict == "add"]
+    if not adding:
+        emit("nothing to add")
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"not adding the {len(adding)} PR(s) above without confirmation, and stdin is"
+                " not a terminal to ask on",
+                "review the list, then run the same command with --yes",
+            )
+        if not typer.confirm(f"enqueue {len(adding)} PR(s)?", default=False):
+            emit("nothing added")
+            return
+    for number in adding:
+        _enqueue(store, number, priority)
 
 
 @queue_app.command("remove")

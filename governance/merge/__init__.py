@@ -17,6 +17,7 @@ and `gov queue` (docs/queue.md).
 * `queue`          - `gov queue run`: land the waiting cars one at a time through prepare-merge.
 * `queue_store`    - the queue database (`.git/gov/queue.sqlite3`): cars, states, the paused flag.
 * `queue_render`   - the queue's status and run lines as text and JSON.
+* `queue_green`    - `gov queue add --all-green`: which open PRs' head checks are green.
 * `onboarding`     - `gov init`: detect the layout, propose settings, hooks, CI and attributes.
 * `worktree_edits` - `gov canonicalize` and `gov resolve-conflict` on the working tree.
 """

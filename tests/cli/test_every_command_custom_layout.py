@@ -209,6 +209,8 @@ def test_every_command_reads_the_configured_layout(
     queued = json.loads(gov("queue", "status", "--format", "json").stdout)
     assert [(car["pr"], car["state"]) for car in queued["cars"]] == [(PR, "queued")], queued
     gov("queue", "remove", "--pr", str(PR))
+    green = gov("queue", "add", "--all-green", "--head-prefix", "pr", "--yes")
+    assert f"skip     PR #{PR}" in green.stdout and "nothing to add" in green.stdout, green.stdout
     gov("prepare-merge", "--pr", str(PR), "--dry-run")
     landed = gov("prepare-merge", "--pr", str(PR))
     assert "refused" not in landed.stdout, landed.stdout
