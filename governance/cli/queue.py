@@ -1,9 +1,11 @@
 """`gov queue ...`: the merge queue on the embedded local forge (docs/queue.md);
 registered in `governance.cli.app`."""
 
+import signal
 import sys
+from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -22,6 +24,7 @@ from governance.cli.common import (
 if TYPE_CHECKING:
     from governance.forge.base import Forge
     from governance.git.repo import GitRepo
+    from governance.merge.queue import CarResult, LandCar, RunResult
     from governance.merge.queue_store import QueueStore
 
 queue_app = typer.Typer(
@@ -216,9 +219,18 @@ def queue_run(
         bool,
         typer.Option(
             "--once",
-            help="One pass over the queue (also the default: --watch is not built yet).",
+            help="One pass over the queue (the default).",
         ),
     ] = False,
+    watch: Annotated[
+        float | None,
+        typer.Option(
+            "--watch",
+            metavar="SECONDS",
+            help="Pass after pass, SECONDS apart, until Ctrl-C or SIGTERM (exit 130): what a"
+            " systemd unit, cron job or CI schedule runs.",
+        ),
+    ] = None,
     sweep: Annotated[
         bool | None,
         typer.Option(
@@ -243,12 +255,23 @@ def queue_run(
 ) -> None:
     """Land the waiting cars in order, each on main as the car before left it; a
     refused car is marked and the train goes on. Exit 1 when a car was refused."""
+    from governance.core.diagnostics import UsageError
     from governance.merge.queue import CarOptions, CarResult, prepare_car, run_queue
     from governance.merge.queue_render import render_car, render_summary, run_data
     from governance.merge.report import render_text
     from governance.merge.sweep_step import SweepOptions
 
-    del once  # one pass either way (--watch is for a later version)
+    if watch is not None and not watch > 0:
+        raise UsageError(
+            f"--watch needs a number of seconds above 0, got {watch:g}",
+            "gov queue run --watch 60 runs a pass a minute",
+        )
+    if watch is not None and (once or dry_run):
+        clash = "--once" if once else "--dry-run"
+        raise UsageError(
+            f"--watch and {clash} cannot be combined: --watch lands cars pass after pass",
+            f"drop {clash}, or drop --watch for a single pass",
+        )
     repo, store, forge, main = _open(main_branch)
     options = CarOptions(
         main,
@@ -267,6 +290,8 @@ def queue_run(
 
     if not dry_run and store.paused and text:
         emit("the queue is paused: nothing lands (gov queue resume)")
+    if watch is not None:
+        _watch(repo, store, forge, prepare_car(repo, options), main, watch, text, say)
     result = run_queue(
         repo, store, forge, prepare_car(repo, options), main_branch=main, dry_run=dry_run,
         say=say if text else None,
@@ -276,3 +301,50 @@ def queue_run(
     else:
         emit_json(run_data(result))
     raise typer.Exit(result.exit_code)
+
+
+def _watch(
+    repo: "GitRepo",
+    store: "QueueStore",
+    forge: "Forge",
+    land_car: "LandCar",
+    main: str,
+    interval: float,
+    text: bool,
+    say: "Callable[[CarResult], None]",
+) -> NoReturn:
+    """`run --watch`: passes until a signal. SIGTERM (a service manager's stop)
+    interrupts like Ctrl-C, so prepare-merge rolls the car in flight back and
+    the car waits again; both exit 130."""
+    import json
+
+    from governance.merge.queue import watch_queue
+    from governance.merge.queue_render import render_summary, run_data
+
+    passes = 0
+
+    def after_pass(result: "RunResult") -> None:
+        nonlocal passes
+        passes += 1
+        if text:
+            emit(f"{render_summary(result)} (pass {passes}; next in {interval:g} s)")
+        else:  # JSON Lines: one object per pass
+            emit(json.dumps({"pass": passes, **run_data(result)}, ensure_ascii=False))
+        sys.stdout.flush()
+
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        watch_queue(
+            repo, store, forge, land_car, main_branch=main, interval=interval,
+            say=say if text else None, after_pass=after_pass,
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        emit(f"gov queue run --watch: stopped after {passes} pass(es)")
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    raise AssertionError("watch_queue returns only with max_passes or stop")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")

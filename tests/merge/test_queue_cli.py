@@ -1,9 +1,22 @@
 """`gov queue add --all-green`: the PR heads' check runs on the local forge
-decide which open PRs are enqueued, and the skipped ones say why."""
+decide which open PRs are enqueued, and the skipped ones say why.
+`gov queue run --watch`: pass after pass under one lock, ended by a signal."""
 
 from __future__ import annotations
 
-from tests.harness import Repo, run_gov
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from governance.core import locks
+from governance.core.diagnostics import UsageError
+from governance.git.repo import GitRepo
+from governance.merge.queue import CarOptions, prepare_car, queue_lock, watch_queue
+from tests.harness import Repo, run_gov, start_process
 from tests.merge.queue_train import Train, build_train
 
 
@@ -98,3 +111,127 @@ def test_add_needs_exactly_one_way_to_name_prs(example_repo: Repo) -> None:
     assert stray.exit_code == 2 and "go with --all-green" in stray.stderr
     assert "hint:" in stray.stderr
     assert train.store().cars() == []
+
+
+# -- gov queue run --watch ------------------------------------------------------------
+
+
+def test_watch_runs_pass_after_pass_holding_the_lock_between_them(example_repo: Repo) -> None:
+    train = build_train(example_repo)
+    store = train.store()
+    store.add(101, "normal", "2026-08-15T10:00:00")
+    repo = GitRepo(train.path)
+    slept: list[float] = []
+    held: list[str] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        try:  # a second runner is refused while the watch sleeps
+            with locks.hold(queue_lock(repo), "a second runner"):
+                held.append("free")
+        except UsageError as exc:
+            held.append(str(exc))
+        if len(slept) == 1:  # cars added between passes land in the next pass
+            store.add(102, "normal", "2026-08-15T11:00:00")
+            store.add(103, "normal", "2026-08-15T11:00:01")
+
+    options = CarOptions("main", poll_interval=0.01, check_timeout=1.0)
+    passes = watch_queue(
+        repo, store, train.forge(), prepare_car(repo, options), main_branch="main",
+        interval=7.5, sleep=sleep, max_passes=3,
+    )  # fmt: skip
+    assert [[(c.pr, c.outcome) for c in p.cars] for p in passes] == [
+        [(101, "landed")], [(102, "refused"), (103, "landed")], [],
+    ]  # fmt: skip
+    assert slept == [7.5, 7.5]  # between passes, not after the last
+    assert all(f"pid {os.getpid()}" in message for message in held), held
+    assert train.changelog() == train.expected(101, 103)
+    # The lock is released once the watch ends.
+    with locks.hold(queue_lock(repo), "after the watch"):
+        pass
+
+
+def test_watch_stops_when_told_after_a_pass(example_repo: Repo) -> None:
+    train = build_train(example_repo, (101,))
+    repo = GitRepo(train.path)
+    store = train.store()
+    store.add(101, "normal", "2026-08-15T10:00:00")
+
+    def never(seconds: float) -> None:
+        raise AssertionError("a stopped watch does not sleep")
+
+    options = CarOptions("main", poll_interval=0.01, check_timeout=1.0)
+    passes = watch_queue(
+        repo, store, train.forge(), prepare_car(repo, options), main_branch="main",
+        interval=1.0, sleep=never, stop=lambda: True,
+    )  # fmt: skip
+    assert [[c.outcome for c in p.cars] for p in passes] == [["landed"]]
+
+
+class Output:
+    """A child's stdout, read by a thread, so the test can wait for a line
+    (a generous bound only against a hang: the result never depends on timing)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        assert proc.stdout is not None
+        stream = proc.stdout
+        self.thread = threading.Thread(target=lambda: self.lines.extend(stream), daemon=True)
+        self.thread.start()
+
+    def wait_for(self, text: str) -> None:
+        deadline = time.monotonic() + 120
+        while not any(text in line for line in list(self.lines)):
+            assert self.proc.poll() is None, f"ended before {text!r}: {''.join(self.lines)}"
+            assert time.monotonic() < deadline, f"no {text!r} within 120 s: {''.join(self.lines)}"
+            time.sleep(0.01)
+
+    def rest(self) -> str:
+        self.thread.join(timeout=60)
+        return "".join(self.lines)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_watch_cli_is_the_one_runner_until_a_signal_ends_it(
+    example_repo: Repo, gov_exe: str, stop: signal.Signals
+) -> None:
+    train = build_train(example_repo, (101, 103))
+    assert run_gov("queue", "add", "--pr", "101", cwd=train.path).exit_code == 0
+    proc = start_process([gov_exe, "queue", "run", "--watch", "0.01", "--no-sweep"], cwd=train.path)
+    out = Output(proc)
+    try:
+        out.wait_for("(pass 1; next in 0.01 s)")
+        assert any("PR #101 landed" in line for line in out.lines), out.lines
+        second = run_gov("queue", "run", cwd=train.path)
+        assert second.exit_code == 2, second.stdout + second.stderr
+        assert f"another run holds the lock (pid {proc.pid})" in second.stderr
+        # A car added while the watch runs lands in a later pass.
+        assert run_gov("queue", "add", "--pr", "103", cwd=train.path).exit_code == 0
+        out.wait_for("PR #103 landed")
+        proc.send_signal(stop)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = proc.stderr.read() if proc.stderr is not None else ""
+    assert code == 130, out.rest() + stderr
+    assert "gov: interrupted" in stderr
+    assert "gov queue run --watch: stopped after" in out.rest()
+    assert train.changelog() == train.expected(101, 103)
+    assert train.leftovers() == []
+    after = run_gov("queue", "run", cwd=train.path)  # the lock died with the watch
+    assert after.exit_code == 0 and "nothing to do" in after.stdout, after.stdout + after.stderr
+
+
+def test_watch_refuses_what_it_cannot_combine(example_repo: Repo) -> None:
+    train = build_train(example_repo, (101,))
+    for args, message in (
+        (("--watch", "0"), "--watch needs a number of seconds above 0"),
+        (("--watch", "5", "--once"), "--watch and --once cannot be combined"),
+        (("--watch", "5", "--dry-run"), "--watch and --dry-run cannot be combined"),
+    ):
+        done = run_gov("queue", "run", *args, cwd=train.path)
+        assert done.exit_code == 2 and message in done.stderr, (args, done.stderr)
+        assert "hint:" in done.stderr
