@@ -36,6 +36,12 @@ queue_app = typer.Typer(
 )
 
 
+class ReportFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
 class PriorityChoice(StrEnum):
     high = "high"
     normal = "normal"
@@ -301,6 +307,38 @@ def queue_run(
     else:
         emit_json(run_data(result))
     raise typer.Exit(result.exit_code)
+
+
+@queue_app.command("report")
+@guarded
+def queue_report(
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="DATE", help="Only cars finished since (ISO 8601, UTC)."),
+    ] = None,
+    output: Annotated[ReportFormat, format_option("Report format.")] = ReportFormat.text,
+) -> None:
+    """Landed PRs, enqueue-to-land times, failures by step, GPU-hours measured
+    and reused, and what stop-on-first-failure would have left behind."""
+    from governance.check.sides import main_settings
+    from governance.merge.queue_costs import landed_costs
+    from governance.merge.queue_report import build_report, parse_since
+    from governance.merge.queue_report_render import render_markdown, render_text, report_data
+    from governance.sweeps.dispatch import sweep_paths
+
+    moment = parse_since(since) if since is not None else None
+    repo, store, _forge, main = _open()
+    settings = main_settings(repo, main, {}, remote=None)  # `ledger` as main has it
+    cars = store.cars()
+    ledger = sweep_paths(repo.root, repo.git_dir, settings).ledger
+    costs = landed_costs(ledger, (c.landed_commit for c in cars if c.state == "landed"), repo.root)
+    report = build_report(cars, costs, moment)
+    if output is ReportFormat.json:
+        emit_json(report_data(report))
+    else:
+        sys.stdout.write(
+            (render_markdown if output is ReportFormat.markdown else render_text)(report)
+        )
 
 
 def _watch(

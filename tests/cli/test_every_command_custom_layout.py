@@ -219,6 +219,8 @@ def test_every_command_reads_the_configured_layout(
     assert watch.wait(timeout=60) == 130 and "nothing to do (pass 1;" in first_pass, first_pass
     watched = first_pass + watch.stdout.read() + watch.stderr.read()
     assert "perf-changelog.yaml" not in watched and "gov: interrupted" in watched, watched
+    report = json.loads(gov("queue", "report", "--format", "json").stdout)
+    assert report["landed"] == [] and report["first_refused"] is None, report
     gov("prepare-merge", "--pr", str(PR), "--dry-run")
     landed = gov("prepare-merge", "--pr", str(PR))
     assert "refused" not in landed.stdout, landed.stdout

@@ -1,9 +1,11 @@
 """`gov queue add --all-green`: the PR heads' check runs on the local forge
 decide which open PRs are enqueued, and the skipped ones say why.
-`gov queue run --watch`: pass after pass under one lock, ended by a signal."""
+`gov queue run --watch`: pass after pass under one lock, ended by a signal.
+`gov queue report`: from the queue's cars and the run ledger."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,8 +16,12 @@ import pytest
 
 from governance.core import locks
 from governance.core.diagnostics import UsageError
+from governance.core.state import StateLayout
 from governance.git.repo import GitRepo
 from governance.merge.queue import CarOptions, prepare_car, queue_lock, watch_queue
+from governance.merge.queue_report import GpuHours, RowCost, build_report, parse_since
+from governance.merge.queue_store import Car, CarState
+from governance.sweeps.ledger import CommitRow, Ledger, NewRun
 from tests.harness import Repo, run_gov, start_process
 from tests.merge.queue_train import Train, build_train
 
@@ -235,3 +241,102 @@ def test_watch_refuses_what_it_cannot_combine(example_repo: Repo) -> None:
         done = run_gov("queue", "run", *args, cwd=train.path)
         assert done.exit_code == 2 and message in done.stderr, (args, done.stderr)
         assert "hint:" in done.stderr
+
+
+# -- gov queue report -----------------------------------------------------------------
+
+
+def _car(pr: int, state: CarState, enqueued: str, finished: str, **extra: str) -> Car:
+    return Car(pr, "normal", f"2026-08-15T{enqueued}", state, 1, f"2026-08-15T{finished}", **extra)
+
+
+def test_report_counts_waits_costs_and_what_stop_on_first_failure_leaves_behind() -> None:
+    cars = [
+        _car(105, "landed", "10:00:00", "10:50:00", landed_commit="c105"),
+        _car(101, "landed", "10:00:00", "10:10:00", landed_commit="c101"),
+        _car(104, "refused", "10:00:00", "10:40:00", refused_step="merge", refused_reason="GOV611"),
+        _car(102, "refused", "10:00:00", "10:20:00", refused_step="check", refused_reason="GOV503"),
+        _car(103, "landed", "10:00:05", "10:30:00", landed_commit="c103"),
+        _car(106, "queued", "10:00:00", "10:00:00"),
+        _car(107, "removed", "10:00:00", "10:05:00"),
+    ]
+    costs = {
+        "c101": [
+            RowCost("measured", 1, "2026-08-15T09:00:00+00:00", "2026-08-15T10:00:00+00:00", 8),
+            RowCost("reused", 2, "2026-08-14T09:00:00+00:00", "2026-08-14T09:30:00+00:00", 4),
+        ],
+        "c103": [RowCost("measured", 3, "2026-08-15T09:00:00Z", "2026-08-15T09:06:00Z", None)],
+    }
+    report = build_report(cars, costs)
+    assert report.order == (101, 102, 103, 104, 105)  # the order cars finished in
+    assert [c.pr for c in report.landed] == [101, 103, 105]
+    assert [(f.step, f.prs) for f in report.failures] == [("check", (102,)), ("merge", (104,))]
+    assert [c.wait_seconds for c in report.landed] == [600.0, 1795.0, 3000.0]
+    assert (report.median_wait_seconds, report.max_wait_seconds) == (1795.0, 3000.0)
+    first = report.landed[0]
+    assert (first.measured.total, first.reused.total) == (8.0, 2.0)
+    assert report.landed[1].measured.total is None  # a run without a GPU count: unknown
+    assert report.landed[2].measured == GpuHours(0, 0, 0.0)  # nothing recorded for c105
+    assert (report.measured.rows, report.measured.unknown, report.measured.total) == (2, 1, None)
+    assert report.reused.total == 2.0
+    assert report.first_refused == 102 and report.left_behind == (103, 105)
+
+    later = build_report(cars, costs, parse_since("2026-08-15T10:25Z"))
+    assert later.order == (103, 104, 105) and later.left_behind == (105,)
+    assert build_report(cars[:2], {}).left_behind == ()
+
+
+def test_report_since_must_be_a_date(example_repo: Repo) -> None:
+    train = build_train(example_repo, (101,))
+    bad = run_gov("queue", "report", "--since", "last tuesday", cwd=train.path)
+    assert bad.exit_code == 2 and "--since 'last tuesday' is not a date" in bad.stderr
+    assert "hint: give a date" in bad.stderr
+
+
+def test_report_on_a_real_train_and_its_ledger(example_repo: Repo) -> None:
+    train = build_train(example_repo)
+    store = train.store()
+    for pr in (101, 102, 103):
+        store.add(pr, "normal", f"2026-08-15T10:00:0{pr - 100}")
+    train.run()
+    landed_101 = store.get(101)
+    assert landed_101 is not None
+    # The ledger as a sweep leaves it: one measured run on 4 GPUs (tp 2 x pp 2) for
+    # 30 minutes, with its plan row beside its results; one reused run whose folder is gone.
+    folder = train.path / "results-101"
+    folder.mkdir()
+    (folder / "gov-row.json").write_text(json.dumps({"tp": 2, "pp": 2}))
+    runs = [
+        NewRun("f" * 64, "k1-conc4", "4", landed_101.prepared, 101, "local",
+               "2026-08-15T09:00:00+00:00", "2026-08-15T09:30:00+00:00", "succeeded", 0, "",
+               str(folder)),
+        NewRun("e" * 64, "k2-conc8", "8", "pr-head", 101, "local",
+               "2026-08-14T09:00:00+00:00", "2026-08-14T10:00:00+00:00", "succeeded", 0, "",
+               str(train.path / "gone")),
+    ]  # fmt: skip
+    with Ledger(StateLayout(GitRepo(train.path).git_dir).runs_db) as ledger:
+        measured, reused = ledger.add(runs)
+        ledger.attribute(landed_101.landed_commit, 101, [
+            CommitRow("k1-conc4", measured, "measured"), CommitRow("k2-conc8", reused, "reused"),
+        ])  # fmt: skip
+
+    done = run_gov("queue", "report", "--format", "json", cwd=train.path)
+    assert done.exit_code == 0, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    assert [c["pr"] for c in data["landed"]] == [101, 103]
+    assert data["landed"][0]["commit"] == train.landed()[0]
+    assert data["landed"][0]["measured"] == {"rows": 1, "unknown": 0, "known": 2.0, "total": 2.0}
+    assert data["landed"][0]["reused"]["total"] is None  # its GPU count is not recorded
+    assert data["landed"][1]["measured"]["rows"] == 0  # landed without a sweep
+    assert [(f["step"], f["prs"]) for f in data["failures"]] == [("check", [102])]
+    assert data["first_refused"] == 102 and data["left_behind"] == [103]
+
+    text = run_gov("queue", "report", cwd=train.path).stdout
+    assert "2 landed, 1 refused" in text
+    assert "GPU-hours measured: 2.00 (1 rows)" in text
+    assert "GPU-hours reused (not run again): unknown (1 of 1 rows" in text
+    assert "it stops at #102; left behind 1 PR(s) the queue landed after it: #103" in text
+    markdown = run_gov("queue", "report", "--format", "markdown", cwd=train.path).stdout
+    assert markdown.startswith("## gov queue report\n") and "- check: 1 (`#102`)" in markdown
+    future = run_gov("queue", "report", "--since", "2999-01-01", "--format", "json", cwd=train.path)
+    assert json.loads(future.stdout)["order"] == []
