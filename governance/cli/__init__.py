@@ -11,6 +11,7 @@
 * `driver`    - `gov merge-driver`, `gov install-merge-driver`.
 * `pr`        - `gov pr open|list|show|check` on the local forge.
 * `queue`     - `gov queue add|remove|status|pause|resume|run`: the merge queue.
+* `queue_report` - `gov queue report`: what the queue landed, refused and cost.
 * `sweeps`    - `gov launch`, `gov runs list|show`.
 * `gate`      - `gov sweep-gate`, and the `--labels` / `--event` modifiers of check and plan.
 * `launch_text` - `gov launch --dry-run`'s runner note and `--show-env` lines.

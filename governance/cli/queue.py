@@ -1,9 +1,10 @@
 """`gov queue ...`: the merge queue on the embedded local forge (docs/queue.md);
 registered in `governance.cli.app`."""
 
+import contextlib
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -13,6 +14,7 @@ from governance.cli.common import (
     TextOrJson,
     emit,
     emit_json,
+    err,
     format_option,
     guarded,
     launcher_option,
@@ -34,12 +36,6 @@ queue_app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
 )
-
-
-class ReportFormat(StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
 
 
 class PriorityChoice(StrEnum):
@@ -296,49 +292,18 @@ def queue_run(
 
     if not dry_run and store.paused and text:
         emit("the queue is paused: nothing lands (gov queue resume)")
-    if watch is not None:
-        _watch(repo, store, forge, prepare_car(repo, options), main, watch, text, say)
-    result = run_queue(
-        repo, store, forge, prepare_car(repo, options), main_branch=main, dry_run=dry_run,
-        say=say if text else None,
-    )  # fmt: skip
+    with _sigterm_interrupts():
+        if watch is not None:
+            _watch(repo, store, forge, prepare_car(repo, options), main, watch, text, say)
+        result = run_queue(
+            repo, store, forge, prepare_car(repo, options), main_branch=main, dry_run=dry_run,
+            say=say if text else None,
+        )  # fmt: skip
     if text:
         emit(render_summary(result))
     else:
         emit_json(run_data(result))
     raise typer.Exit(result.exit_code)
-
-
-@queue_app.command("report")
-@guarded
-def queue_report(
-    since: Annotated[
-        str | None,
-        typer.Option("--since", metavar="DATE", help="Only cars finished since (ISO 8601, UTC)."),
-    ] = None,
-    output: Annotated[ReportFormat, format_option("Report format.")] = ReportFormat.text,
-) -> None:
-    """Landed PRs, enqueue-to-land times, failures by step, GPU-hours measured
-    and reused, and what stop-on-first-failure would have left behind."""
-    from governance.check.sides import main_settings
-    from governance.merge.queue_costs import landed_costs
-    from governance.merge.queue_report import build_report, parse_since
-    from governance.merge.queue_report_render import render_markdown, render_text, report_data
-    from governance.sweeps.dispatch import sweep_paths
-
-    moment = parse_since(since) if since is not None else None
-    repo, store, _forge, main = _open()
-    settings = main_settings(repo, main, {}, remote=None)  # `ledger` as main has it
-    cars = store.cars()
-    ledger = sweep_paths(repo.root, repo.git_dir, settings).ledger
-    costs = landed_costs(ledger, (c.landed_commit for c in cars if c.state == "landed"), repo.root)
-    report = build_report(cars, costs, moment)
-    if output is ReportFormat.json:
-        emit_json(report_data(report))
-    else:
-        sys.stdout.write(
-            (render_markdown if output is ReportFormat.markdown else render_text)(report)
-        )
 
 
 def _watch(
@@ -351,9 +316,7 @@ def _watch(
     text: bool,
     say: "Callable[[CarResult], None]",
 ) -> NoReturn:
-    """`run --watch`: passes until a signal. SIGTERM (a service manager's stop)
-    interrupts like Ctrl-C, so prepare-merge rolls the car in flight back and
-    the car waits again; both exit 130."""
+    """`run --watch`: passes until a signal (Ctrl-C or SIGTERM: exit 130)."""
     import json
 
     from governance.merge.queue import watch_queue
@@ -370,18 +333,28 @@ def _watch(
             emit(json.dumps({"pass": passes, **run_data(result)}, ensure_ascii=False))
         sys.stdout.flush()
 
-    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         watch_queue(
             repo, store, forge, land_car, main_branch=main, interval=interval,
             say=say if text else None, after_pass=after_pass,
         )  # fmt: skip
     except KeyboardInterrupt:
-        emit(f"gov queue run --watch: stopped after {passes} pass(es)")
+        # On stderr with JSON: stdout stays one JSON object per line.
+        (emit if text else err)(f"gov queue run --watch: stopped after {passes} pass(es)")
         raise
+    raise AssertionError("watch_queue returns only with max_passes or stop")
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> "Iterator[None]":
+    """SIGTERM (a service manager's stop, a CI job's cancel) interrupts `run` as
+    Ctrl-C does: prepare-merge rolls the car in flight back, the car waits
+    again, exit 130. The previous handler is restored after."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-    raise AssertionError("watch_queue returns only with max_passes or stop")
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -187,10 +188,13 @@ class Output:
         self.thread.start()
 
     def wait_for(self, text: str) -> None:
+        self.wait_until(lambda line: text in line)
+
+    def wait_until(self, seen: Callable[[str], bool]) -> None:
         deadline = time.monotonic() + 120
-        while not any(text in line for line in list(self.lines)):
-            assert self.proc.poll() is None, f"ended before {text!r}: {''.join(self.lines)}"
-            assert time.monotonic() < deadline, f"no {text!r} within 120 s: {''.join(self.lines)}"
+        while not any(seen(line) for line in list(self.lines)):
+            assert self.proc.poll() is None, f"ended early: {''.join(self.lines)}"
+            assert time.monotonic() < deadline, f"not within 120 s: {''.join(self.lines)}"
             time.sleep(0.01)
 
     def rest(self) -> str:
@@ -198,23 +202,33 @@ class Output:
         return "".join(self.lines)
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def _landed(line: str, pr: int, output: str) -> bool:
+    """Does this line of the watch's stdout say PR `pr` landed?"""
+    if output == "text":
+        return f"PR #{pr} landed" in line
+    data = json.loads(line)  # JSON Lines: one object per pass
+    return any(car["pr"] == pr and car["outcome"] == "landed" for car in data["cars"])
+
+
+@pytest.mark.parametrize(("stop", "output"), [(signal.SIGINT, "text"), (signal.SIGTERM, "json")])
 def test_watch_cli_is_the_one_runner_until_a_signal_ends_it(
-    example_repo: Repo, gov_exe: str, stop: signal.Signals
+    example_repo: Repo, gov_exe: str, stop: signal.Signals, output: str
 ) -> None:
     train = build_train(example_repo, (101, 103))
     assert run_gov("queue", "add", "--pr", "101", cwd=train.path).exit_code == 0
-    proc = start_process([gov_exe, "queue", "run", "--watch", "0.01", "--no-sweep"], cwd=train.path)
+    argv = [gov_exe, "queue", "run", "--watch", "0.01", "--no-sweep", "--format", output]
+    proc = start_process(argv, cwd=train.path)
     out = Output(proc)
+    first = "(pass 1; next in 0.01 s)" if output == "text" else '{"pass": 1,'
     try:
-        out.wait_for("(pass 1; next in 0.01 s)")
-        assert any("PR #101 landed" in line for line in out.lines), out.lines
+        out.wait_for(first)
+        assert any(_landed(line, 101, output) for line in list(out.lines)), out.lines
         second = run_gov("queue", "run", cwd=train.path)
         assert second.exit_code == 2, second.stdout + second.stderr
         assert f"another run holds the lock (pid {proc.pid})" in second.stderr
         # A car added while the watch runs lands in a later pass.
         assert run_gov("queue", "add", "--pr", "103", cwd=train.path).exit_code == 0
-        out.wait_for("PR #103 landed")
+        out.wait_until(lambda line: _landed(line, 103, output))
         proc.send_signal(stop)
         code = proc.wait(timeout=60)
     finally:
@@ -224,7 +238,10 @@ def test_watch_cli_is_the_one_runner_until_a_signal_ends_it(
     stderr = proc.stderr.read() if proc.stderr is not None else ""
     assert code == 130, out.rest() + stderr
     assert "gov: interrupted" in stderr
-    assert "gov queue run --watch: stopped after" in out.rest()
+    stdout = out.rest()
+    assert "gov queue run --watch: stopped after" in (stdout if output == "text" else stderr)
+    if output == "json":  # JSON Lines, nothing else
+        assert all(json.loads(line)["pass"] >= 1 for line in stdout.splitlines()), stdout
     assert train.changelog() == train.expected(101, 103)
     assert train.leftovers() == []
     after = run_gov("queue", "run", cwd=train.path)  # the lock died with the watch
