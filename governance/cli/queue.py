@@ -263,9 +263,9 @@ def queue_run(
     from governance.merge.report import render_text
     from governance.merge.sweep_step import SweepOptions
 
-    if watch is not None and not watch > 0:
+    if watch is not None and not 0 < watch < float("inf"):  # NaN fails both
         raise UsageError(
-            f"--watch needs a number of seconds above 0, got {watch:g}",
+            f"--watch needs a finite number of seconds above 0, got {watch:g}",
             "gov queue run --watch 60 runs a pass a minute",
         )
     if watch is not None and (once or dry_run):

@@ -23,7 +23,7 @@ from governance.merge.queue import CarOptions, prepare_car, queue_lock, watch_qu
 from governance.merge.queue_report import GpuHours, RowCost, build_report, parse_since
 from governance.merge.queue_store import Car, CarState
 from governance.sweeps.ledger import CommitRow, Ledger, NewRun
-from tests.harness import Repo, run_gov, start_process
+from tests.harness import Repo, gov_environment, run_gov, start_process
 from tests.merge.queue_train import Train, build_train
 
 
@@ -251,7 +251,8 @@ def test_watch_cli_is_the_one_runner_until_a_signal_ends_it(
 def test_watch_refuses_what_it_cannot_combine(example_repo: Repo) -> None:
     train = build_train(example_repo, (101,))
     for args, message in (
-        (("--watch", "0"), "--watch needs a number of seconds above 0"),
+        (("--watch", "0"), "--watch needs a finite number of seconds above 0"),
+        (("--watch", "inf"), "--watch needs a finite number of seconds above 0"),
         (("--watch", "5", "--once"), "--watch and --once cannot be combined"),
         (("--watch", "5", "--dry-run"), "--watch and --dry-run cannot be combined"),
     ):
@@ -357,3 +358,25 @@ def test_report_on_a_real_train_and_its_ledger(example_repo: Repo) -> None:
     assert markdown.startswith("## gov queue report\n") and "- check: 1 (`#102`)" in markdown
     future = run_gov("queue", "report", "--since", "2999-01-01", "--format", "json", cwd=train.path)
     assert json.loads(future.stdout)["order"] == []
+
+
+@pytest.mark.parametrize(("answer", "queued"), [("n", []), ("y", [101])])
+def test_all_green_asks_on_a_terminal(
+    example_repo: Repo, gov_exe: str, answer: str, queued: list[int]
+) -> None:
+    train = build_train(example_repo, (101,))
+    _checks(train, 101, check_changelog="success")
+    controller, terminal = os.openpty()  # stdin is a terminal: gov asks there
+    try:
+        os.write(controller, f"{answer}\n".encode())
+        done = subprocess.run(
+            [gov_exe, "queue", "add", "--all-green"], cwd=train.path, env=gov_environment(),
+            stdin=terminal, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "enqueue 1 PR(s)? [y/N]" in done.stdout
+    assert ("nothing added" in done.stdout) == (answer == "n"), done.stdout
+    assert [c.pr for c in train.store().cars()] == queued
