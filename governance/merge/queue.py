@@ -8,7 +8,8 @@ is its bytes plus each landed PR's entries, in landing order. A refused car is
 marked with prepare-merge's step and reason and the train goes on with the
 next car on the same main. A car found `running` (its run was killed) is
 resumed first: prepare-merge recovers from its journal, and a PR the forge
-already merged is marked landed, never merged twice.
+already merged is marked landed, never merged twice. `watch_queue` is
+`gov queue run --watch`: pass after pass under the same lock.
 """
 
 from __future__ import annotations
