@@ -12,6 +12,8 @@
 * `pr`        - `gov pr open|list|show|check` on the local forge.
 * `queue`     - `gov queue add|remove|status|pause|resume|run|sync`: the merge queue.
 * `queue_github` - `gov queue sync` and `add|run --forge github`: the queue on GitHub.
+* `queue_report` - `gov queue report`: what the queue landed, refused and cost.
+* `queue_watch` - `gov queue run --watch`, and SIGTERM interrupting a run as Ctrl-C does.
 * `sweeps`    - `gov launch`, `gov runs list|show`.
 * `gate`      - `gov sweep-gate`, and the `--labels` / `--event` modifiers of check and plan.
 * `launch_text` - `gov launch --dry-run`'s runner note and `--show-env` lines.

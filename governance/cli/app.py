@@ -26,6 +26,7 @@ from governance.cli import (
     merge,
     pr,
     queue,
+    queue_report,
     results,
     sweeps,
 )
@@ -98,6 +99,7 @@ app.command("sweep-gate")(gate.sweep_gate)
 sweeps.runs_app.command("import")(results.runs_import)
 app.add_typer(sweeps.runs_app, name="runs")
 app.add_typer(pr.pr_app, name="pr")
+queue.queue_app.command("report")(queue_report.queue_report)
 app.add_typer(queue.queue_app, name="queue")
 app.add_typer(results.results_app, name="results")
 

@@ -127,6 +127,7 @@ def prepare_merge(
     from governance.merge.prepare import PrepareOptions
     from governance.merge.prepare import prepare_merge as run
     from governance.merge.report import render_json, render_text
+    from governance.merge.steps import REQUIRED_CHECKS
     from governance.merge.sweep_step import SweepOptions, reuse_mode, sweep_hook
 
     repo = GitRepo(state.repo_path)
@@ -151,7 +152,7 @@ def prepare_merge(
         merge=not no_merge,
         main_branch=settings.main_branch,
         remote=remote if forge is ForgeKind.github else None,
-        required_checks=tuple(required_check or ("check-changelog",)),
+        required_checks=tuple(required_check or REQUIRED_CHECKS),
         check_timeout=check_timeout,
     )
     mode = reuse_mode(rerun_all=rerun_all, reuse_only=reuse_only)

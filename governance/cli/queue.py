@@ -81,33 +81,116 @@ def _stamp() -> str:
 @queue_app.command("add")
 @guarded
 def queue_add(
-    pr: Annotated[int, typer.Option("--pr", min=1, help="The open PR to enqueue.")],
+    pr: Annotated[int | None, typer.Option("--pr", min=1, help="The open PR to enqueue.")] = None,
     priority: Annotated[
         PriorityChoice, typer.Option("--priority", help="Runs before lower priorities.")
     ] = PriorityChoice.normal,
     forge_kind: Annotated[QueueForge, forge_option()] = QueueForge.local,
     remote: Annotated[str, remote_option()] = "origin",
+    all_green: Annotated[
+        bool,
+        typer.Option(
+            "--all-green",
+            help="Enqueue every open PR whose head checks are green (lists them and asks"
+            " unless --yes).",
+        ),
+    ] = False,
+    head_prefix: Annotated[
+        str | None,
+        typer.Option("--head-prefix", help="With --all-green: only head branches starting so."),
+    ] = None,
+    require_check: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--require-check",
+            help="With --all-green: a check that must have succeeded (repeatable; default:"
+            " the check prepare-merge waits for).",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="With --all-green: enqueue without asking.")
+    ] = False,
 ) -> None:
-    """Enqueue an open PR (again, if it was refused or removed)."""
+    """Enqueue an open PR (again, if it was refused or removed), or every green one."""
     from governance.core.diagnostics import UsageError
 
+    if all_green == (pr is not None):
+        raise UsageError(
+            "gov queue add needs exactly one of --pr N and --all-green",
+            "gov queue add --pr 7, or gov queue add --all-green [--yes]",
+        )
+    if not all_green and (head_prefix is not None or require_check or yes):
+        raise UsageError(
+            "--head-prefix, --require-check and --yes go with --all-green",
+            "drop them, or add --all-green instead of --pr",
+        )
     if forge_kind is QueueForge.github:
+        if pr is None:
+            raise UsageError(
+                "--all-green works on the local forge only",
+                "on GitHub, label the PRs or comment `/gov queue` on them; gov queue sync"
+                " enqueues them",
+            )
         queue_github.github_add(pr, priority.value, None, remote)
         return
-
     _repo, store, forge, _main = _open()
+    if pr is None:  # --all-green
+        _add_all_green(store, forge, priority, head_prefix or "", require_check, yes)
+        return
     pull = forge.get_pull(pr)  # an unknown PR: the forge's error, exit 2
     if pull.state != "open":
         raise UsageError(
             f"PR #{pr} is {pull.state}; only an open PR can be queued",
             "gov pr list shows the open ones",
         )
+    _enqueue(store, pr, priority)
+
+
+def _enqueue(store: "QueueStore", pr: int, priority: PriorityChoice) -> None:
     car = store.add(pr, priority.value, _stamp())
     waiting = [c.pr for c in store.cars(("queued", "running"))]
     emit(f"queued PR #{pr} ({car.priority}), position {waiting.index(pr) + 1} of {len(waiting)}")
 
 
 queue_app.command("sync")(queue_github.queue_sync)
+
+
+def _add_all_green(
+    store: "QueueStore",
+    forge: "Forge",
+    priority: PriorityChoice,
+    head_prefix: str,
+    require_check: list[str] | None,
+    yes: bool,
+) -> None:
+    """List the green PRs (and why the others are not), ask, enqueue them."""
+    from governance.core.diagnostics import UsageError
+    from governance.merge.queue_green import green_candidates, render_candidates
+    from governance.merge.steps import REQUIRED_CHECKS
+
+    required = tuple(require_check or REQUIRED_CHECKS)
+    if any(not name.strip() for name in required):
+        raise UsageError(
+            "--require-check needs a check name", "e.g. --require-check check-changelog"
+        )
+    candidates = green_candidates(forge, store, required, head_prefix)
+    sys.stdout.write(render_candidates(candidates, required))
+    adding = [c.pr for c in candidates if c.verdict == "add"]
+    if not adding:
+        emit("nothing to add")
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                f"not adding the {len(adding)} PR(s) above without confirmation, and stdin is"
+                " not a terminal to ask on",
+                "review the list, then run the same command with --yes",
+            )
+        if not typer.confirm(f"enqueue {len(adding)} PR(s)?", default=False):
+            emit("nothing added")
+            return
+    for number in adding:
+        _enqueue(store, number, priority)
 
 
 @queue_app.command("remove")
@@ -162,9 +245,18 @@ def queue_run(
         bool,
         typer.Option(
             "--once",
-            help="One pass over the queue (also the default: --watch is not built yet).",
+            help="One pass over the queue (the default).",
         ),
     ] = False,
+    watch: Annotated[
+        float | None,
+        typer.Option(
+            "--watch",
+            metavar="SECONDS",
+            help="Pass after pass, SECONDS apart, until Ctrl-C or SIGTERM (exit 130): what a"
+            " systemd unit, cron job or CI schedule runs.",
+        ),
+    ] = None,
     sweep: Annotated[
         bool | None,
         typer.Option(
@@ -191,13 +283,29 @@ def queue_run(
 ) -> None:
     """Land the waiting cars in order, each on main as the car before left it; a
     refused car is marked and the train goes on. Exit 1 when a car was refused."""
+    from governance.core.diagnostics import UsageError
     from governance.merge.queue import CarOptions, CarResult, prepare_car, run_queue
     from governance.merge.queue_render import render_car, render_summary, run_data
     from governance.merge.report import render_text
     from governance.merge.sweep_step import SweepOptions
 
-    del once  # one pass either way (--watch is for a later version)
+    if watch is not None and not 0 < watch < float("inf"):  # NaN fails both
+        raise UsageError(
+            f"--watch needs a finite number of seconds above 0, got {watch:g}",
+            "gov queue run --watch 60 runs a pass a minute",
+        )
+    if watch is not None and (once or dry_run):
+        clash = "--once" if once else "--dry-run"
+        raise UsageError(
+            f"--watch and {clash} cannot be combined: --watch lands cars pass after pass",
+            f"drop {clash}, or drop --watch for a single pass",
+        )
     if forge_kind is QueueForge.github:
+        if watch is not None:
+            raise UsageError(
+                "--watch works on the local forge only",
+                "on GitHub, have the host run `gov queue run --forge github` on a schedule",
+            )
         options = CarOptions(
             main_branch or "",
             overrides={"main-branch": main_branch},
@@ -224,10 +332,15 @@ def queue_run(
 
     if not dry_run and store.paused and text:
         emit("the queue is paused: nothing lands (gov queue resume)")
-    result = run_queue(
-        repo, store, forge, prepare_car(repo, options), main_branch=main, dry_run=dry_run,
-        say=say if text else None,
-    )  # fmt: skip
+    from governance.cli.queue_watch import sigterm_interrupts, watch_cars
+
+    with sigterm_interrupts():
+        if watch is not None:
+            watch_cars(repo, store, forge, prepare_car(repo, options), main, watch, text, say)
+        result = run_queue(
+            repo, store, forge, prepare_car(repo, options), main_branch=main, dry_run=dry_run,
+            say=say if text else None,
+        )  # fmt: skip
     if text:
         emit(render_summary(result))
     else:

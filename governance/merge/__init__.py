@@ -19,6 +19,10 @@ and `gov queue` (docs/queue.md).
 * `queue_github`   - who may enqueue on GitHub: label and `/gov queue` asks, writers only, no forks, dequeue-on-push.
 * `queue_github_run` - `gov queue run --forge github`: cars through prepare-merge's GitHub route, the tree read back, one comment per PR.
 * `queue_render`   - the queue's status and run lines as text and JSON.
+* `queue_green`    - `gov queue add --all-green`: which open PRs' head checks are green.
+* `queue_report`   - `gov queue report`, pure: cars and ledger rows in, a typed report out.
+* `queue_costs`    - what each landed car's rows cost: the ledger's rows and their GPU counts.
+* `queue_report_render` - `gov queue report` as text, JSON or markdown.
 * `onboarding`     - `gov init`: detect the layout, propose settings, hooks, CI and attributes.
 * `worktree_edits` - `gov canonicalize` and `gov resolve-conflict` on the working tree.
 """

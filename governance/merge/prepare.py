@@ -29,7 +29,7 @@ from governance.merge import changelog_steps, landing, steps
 from governance.merge import journal as jr
 from governance.merge.report import MergeReport, StepReport
 from governance.merge.scratch import clean_litter, drop_scratch, step_back
-from governance.merge.steps import Refused, SweepHook, Work
+from governance.merge.steps import REQUIRED_CHECKS, Refused, SweepHook, Work
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,7 @@ class PrepareOptions:
     merge: bool = True
     main_branch: str = "main"
     remote: str | None = None  # where main and the PR live (github: "origin"); None: local refs
-    required_checks: tuple[str, ...] = ("check-changelog",)
+    required_checks: tuple[str, ...] = REQUIRED_CHECKS
     check_timeout: float = 900.0
     poll_interval: float = 5.0
     plan: bool = True  # compute the post-merge plan (step `plan`)

@@ -8,11 +8,13 @@ is its bytes plus each landed PR's entries, in landing order. A refused car is
 marked with prepare-merge's step and reason and the train goes on with the
 next car on the same main. A car found `running` (its run was killed) is
 resumed first: prepare-merge recovers from its journal, and a PR the forge
-already merged is marked landed, never merged twice.
+already merged is marked landed, never merged twice. `watch_queue` is
+`gov queue run --watch`: pass after pass under the same lock.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -144,28 +146,80 @@ def run_queue(
     replaces the local tested-is-landed check, `max_cars` (0: no limit) caps
     the cars landed in this pass."""
     with locks.hold(queue_lock(repo), "gov queue run"):
-        result = RunResult(dry_run=dry_run)
-        if dry_run:
-            _dry_run(store, land_car, result, say)
-            return result
-        seen: set[int] = set()
+        return _one_pass(
+            repo, store, forge, land_car, main_branch, dry_run, now, say,
+            admit=admit, verify=verify, max_cars=max_cars,
+        )  # fmt: skip
+
+
+def watch_queue(
+    repo: GitRepo,
+    store: QueueStore,
+    forge: Forge,
+    land_car: LandCar,
+    *,
+    main_branch: str,
+    interval: float,
+    now: Callable[[], str] = utc_stamp,
+    say: Callable[[CarResult], None] | None = None,
+    after_pass: Callable[[RunResult], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    max_passes: int | None = None,
+    stop: Callable[[], bool] = lambda: False,
+) -> list[RunResult]:
+    """Pass after pass, `interval` seconds apart, holding the queue's lock the
+    whole time (a second runner exits 2 even while this one sleeps). It ends
+    when `stop()` says so after a pass, after `max_passes`, or by an exception
+    (Ctrl-C, SIGTERM, a setup failure): the service's host restarts it."""
+    passes: list[RunResult] = []
+    with locks.hold(queue_lock(repo), "gov queue run --watch"):
         while True:
-            if store.paused:  # read before every car: `gov queue pause` stops the train
-                result.paused = any(c.pr not in seen for c in store.cars(("queued",)))
-                break
-            car = _next_car(store, seen)
-            if car is None:
-                break
-            seen.add(car.pr)
-            if max_cars and sum(c.outcome == "landed" for c in result.cars) >= max_cars:
-                break
-            if admit is not None and car.state == "queued" and admit(car):
-                continue
-            done = _run_car(repo, store, forge, land_car, car, main_branch, now, verify)
-            result.cars.append(done)
-            if say is not None:
-                say(done)
+            done = _one_pass(repo, store, forge, land_car, main_branch, False, now, say)
+            passes.append(done)
+            if after_pass is not None:
+                after_pass(done)
+            if stop() or (max_passes is not None and len(passes) >= max_passes):
+                return passes
+            sleep(interval)
+
+
+def _one_pass(
+    repo: GitRepo,
+    store: QueueStore,
+    forge: Forge,
+    land_car: LandCar,
+    main_branch: str,
+    dry_run: bool,
+    now: Callable[[], str],
+    say: Callable[[CarResult], None] | None,
+    *,
+    admit: Admit | None = None,
+    verify: Verify | None = None,
+    max_cars: int = 0,
+) -> RunResult:
+    """Every waiting car once, in order; the caller holds the queue's lock."""
+    result = RunResult(dry_run=dry_run)
+    if dry_run:
+        _dry_run(store, land_car, result, say)
         return result
+    seen: set[int] = set()
+    while True:
+        if store.paused:  # read before every car: `gov queue pause` stops the train
+            result.paused = any(c.pr not in seen for c in store.cars(("queued",)))
+            break
+        car = _next_car(store, seen)
+        if car is None:
+            break
+        seen.add(car.pr)
+        if max_cars and sum(c.outcome == "landed" for c in result.cars) >= max_cars:
+            break
+        if admit is not None and car.state == "queued" and admit(car):
+            continue
+        done = _run_car(repo, store, forge, land_car, car, main_branch, now, verify)
+        result.cars.append(done)
+        if say is not None:
+            say(done)
+    return result
 
 
 def _next_car(store: QueueStore, seen: set[int]) -> Car | None:

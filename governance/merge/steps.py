@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from governance.merge.prepare import PrepareOptions
 
 LOCAL_CHECK = "check-changelog"  # the name gov's own check is recorded under on the local forge
+# What prepare-merge waits for, and `gov queue add --all-green` requires, unless told otherwise.
+REQUIRED_CHECKS: tuple[str, ...] = (LOCAL_CHECK,)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,7 @@ import typer.main
 
 from governance.cli.app import app
 from tests.forge.test_github import FakeGitHub, serve
-from tests.harness import PROJECT, Repo, Result, run_gov, run_process
+from tests.harness import PROJECT, Repo, Result, run_gov, run_process, start_process
 
 CHANGELOG = "bench/changes.yaml"
 AMD, NVIDIA, RUNNERS = "matrices/amd.yaml", "matrices/nvidia.yaml", "matrices/nodes.yaml"
@@ -210,6 +211,17 @@ def test_every_command_reads_the_configured_layout(
     queued = json.loads(gov("queue", "status", "--format", "json").stdout)
     assert [(car["pr"], car["state"]) for car in queued["cars"]] == [(PR, "queued")], queued
     gov("queue", "remove", "--pr", str(PR))
+    green = gov("queue", "add", "--all-green", "--head-prefix", "pr", "--yes")
+    assert f"skip     PR #{PR}" in green.stdout and "nothing to add" in green.stdout, green.stdout
+    watch = start_process([gov_exe(), "queue", "run", "--watch", "0.01"], cwd=repo.path)
+    assert watch.stdout is not None and watch.stderr is not None
+    first_pass = watch.stdout.readline()  # a hang would be the bug: no fixed sleep here
+    watch.send_signal(signal.SIGINT)
+    assert watch.wait(timeout=60) == 130 and "nothing to do (pass 1;" in first_pass, first_pass
+    watched = first_pass + watch.stdout.read() + watch.stderr.read()
+    assert "perf-changelog.yaml" not in watched and "gov: interrupted" in watched, watched
+    report = json.loads(gov("queue", "report", "--format", "json").stdout)
+    assert report["landed"] == [] and report["first_refused"] is None, report
     gov("prepare-merge", "--pr", str(PR), "--dry-run")
     landed = gov("prepare-merge", "--pr", str(PR))
     assert "refused" not in landed.stdout, landed.stdout
