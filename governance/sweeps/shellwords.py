@@ -19,9 +19,16 @@ _ASSIGN_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=$")
 # character the loops below treat specially is excluded.
 _PLAIN = re.compile(r"""[^ \t\n;&|<>()=\\'"$`]*""")
 _PLAIN_DOUBLE = re.compile(r"""[^"\\$`]*""")
+# A whole word of plain characters (`=` included), ended by a separator or the
+# end: most words of a launch script, read in one match. A `(` after it may
+# open an array, which the character loop decides.
+_SIMPLE_WORD = re.compile(r"""[^ \t\n;&|<>()\\'"$`]+(?=[ \t\n;&|<>)]|\Z)""")
+_BLANKS = re.compile(r"[ \t\r]+")
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a script has tens of thousands of words, and a frozen
+# dataclass's `__init__` costs three times as much (nothing mutates them).
+@dataclass(slots=True)
 class Word:
     text: str  # quotes removed; expansions kept as written
     start: int  # offset (characters) of the word's first character
@@ -128,6 +135,14 @@ class _Lexer:
         """Read one word starting at `self.i`."""
         s, n = self.s, len(self.s)
         start = self.i
+        simple = _SIMPLE_WORD.match(s, start)
+        if simple is not None:
+            text = simple.group()
+            equals = text.find("=")
+            self.i = simple.end()
+            value_start = start + equals + 1 if equals >= 0 else -1
+            self.words.append(Word(text, start, False, value_start, end=self.i))
+            return
         out: list[str] = []
         dynamic = value_dynamic = False
         value_start = -1
@@ -224,7 +239,7 @@ class _Lexer:
                 if self.heredocs:
                     self.read_heredoc_bodies()
             elif c in " \t\r":
-                self.i += 1
+                self.i = _BLANKS.match(s, self.i).end()  # type: ignore[union-attr]
             elif c == "\\" and self.i + 1 < n and s[self.i + 1] == "\n":
                 self.i += 2
             elif c == "#":
