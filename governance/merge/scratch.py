@@ -10,7 +10,8 @@
 * What a killed run leaves outside git's refs (`clean_litter`): processes
   it launched, its `gov-sweep-<pid>-*` linked worktree, `gov-index-<pid>-*`
   temporary folders. The pid in the name (and in the launched processes'
-  environment) proves whose they are; only a dead owner's are removed.
+  environment) proves whose they are; only a dead owner's are removed, and
+  not while a launch it started still runs from them (a later run adopts it).
 """
 
 from __future__ import annotations
@@ -88,20 +89,26 @@ def _dead_owner(path: Path) -> bool:
 def clean_litter(repo: GitRepo, results: Path) -> list[str]:
     """End the processes dead runs launched for `results`, remove their
     linked worktrees and temporary folders; what was done, for the report."""
-    from governance.sweeps.orphans import kill_orphans
+    from governance.sweeps.orphans import in_use, kill_orphans
 
     done = []
     killed = kill_orphans(results)
     if killed:
         done.append(f"ended {killed} process(es) a dead run launched")
+    busy = in_use(results)  # the files of launches that still run (adopted, not killed)
+
+    def free(folder: Path) -> bool:
+        inside = (f"{folder}/", f"{folder.resolve()}/")
+        return _dead_owner(folder) and not any(arg.startswith(inside) for arg in busy)
+
     removed = 0
     for tree in repo.worktree.linked_paths():
-        if _dead_owner(tree.parent):
+        if free(tree.parent):
             repo.worktree.remove_linked(tree)
             removed += 1
     folders = 0
     for entry in Path(tempfile.gettempdir()).glob("gov-*-*-*"):
-        if entry.is_dir() and not entry.is_symlink() and _dead_owner(entry):
+        if entry.is_dir() and not entry.is_symlink() and free(entry):
             shutil.rmtree(entry, ignore_errors=True)
             folders += 1
     if removed or folders:  # forget worktrees whose folders just went

@@ -97,9 +97,21 @@ class SweepAfterMerge:
                 fail_fast=self.options.fail_fast,
                 **extra,
             )
+        if not request.dry_run:
+            self._release_adopted()
         results, results_data = ("", None) if request.dry_run else self._results(request.pr)
         return SweepOutcome(
             section.render_text(), section.to_dict(), _problems(section), results, results_data
+        )
+
+    def _release_adopted(self) -> None:
+        """A dead run's checkout kept for the launches this sweep adopted goes
+        now they have ended (`scratch.clean_litter` kept it while they ran)."""
+        from governance.merge.scratch import clean_litter
+        from governance.sweeps.dispatch import sweep_paths
+
+        clean_litter(
+            self.repo, sweep_paths(self.repo.root, self.repo.git_dir, self.settings).results
         )
 
     def _results(self, pr: int) -> tuple[str, dict[str, object] | None]:

@@ -11,13 +11,17 @@
 * `extra_env`      - the allow-list of `additional-settings` names a row may export.
 * `launcher`       - the seam between gov and whatever runs a row; the registry of launchers.
 * `local_launcher` - run jobs on this machine, K at a time.
+* `launch_record`  - what a local launch leaves in its row's folder (lock, pid, exit status).
+* `launches`       - the ledger's open launches: handed to a launcher, not recorded yet.
+* `adopt`          - a restarted run takes over a dead gov's launches instead of relaunching.
 * `runner_contract` - the runner launcher's contract as data: scripts, environment, files.
 * `runner_jobs`    - rows -> runner jobs: node, runner script, the job template's environment.
 * `runner_launcher` - each row through its runner's `runners/launch_<prefix>.sh` in a workspace.
 * `slurm_client`   - talking to a Slurm cluster: tools, job states, queries, cancel.
 * `slurm_manifest` - a Slurm launch folder (manifest, wrapper) and its sbatch line.
 * `slurm_launcher` - one job array per launch, followed until every task ends.
-* `orphans`        - processes a dead run launched: found by their GOV_RUN_OWNER, ended.
+* `orphans`        - processes a dead run launched: found by their GOV_RUN_OWNER, ended
+                     unless their launch still runs (then adopted).
 * `runfiles`       - a run's own folder, the files it left (size, SHA-256), their check.
 * `ledger`         - the run ledger: launched rows, their files, what each commit's results are.
 * `shellwords`     - a small shell lexer: script text -> simple commands as words (pure).

@@ -307,6 +307,10 @@ class LaunchResult:
         )
 
 
+def _adopts(launcher: Launcher) -> bool:
+    return bool(getattr(launcher, "adopts", False))
+
+
 def launch_rows(
     resolved: Sequence[Resolved],
     launcher: Launcher,
@@ -320,16 +324,25 @@ def launch_rows(
 ) -> LaunchResult:
     """Run every resolved job, in the order and phases `schedule` asks
     (`sweeps.schedule`), and record the outcomes (also when interrupted)."""
+    from governance.sweeps import adopt
+    from governance.sweeps.launches import Launches
     from governance.sweeps.ledger import NewRun
     from governance.sweeps.schedule import Schedule, run_scheduled
 
     ready = [item for item in resolved if item.job is not None]
+    # A launcher that records its rows in their folders (`adopts`) takes over
+    # a dead gov's launches of the same rows instead of starting them again.
+    adoption = adopt.take_over(ledger, ready, launcher.name) if _adopts(launcher) else None
+    ready = adoption.ready if adoption else ready
+    fresh = [item for item in ready if not adoption or item.key not in adoption.adopted]
     rows: Mapping[str, PlanRow] = {item.key: item.row for item in ready}
     traced: Mapping[str, Resolved] = {item.key: item for item in ready}
     jobs = [item.job for item in ready if item.job is not None]
-    for item in ready:
+    for item in fresh:
         assert item.job is not None
         prepare_job_dir(item.job, item.row)
+    if adoption:
+        Launches(ledger).open(adopt.opened(fresh, launcher.name, commit, pr))
     scheduled = run_scheduled(
         launcher,
         [(job, rows[job.key]) for job in jobs],
@@ -363,7 +376,8 @@ def launch_rows(
         )
         for o, files in finished
     ]
-    ids = ledger.add(records)
+    died = adoption.died if adoption else []
+    ids = ledger.add([*died, *records])[len(died) :]
     return LaunchResult(
         list(resolved),
         outcomes,

@@ -30,8 +30,8 @@ from governance.sweeps.runfiles import RunFile
 
 # 2: commit_runs. 3: run_files and run_identity (a v2 file gains the tables
 # when opened; its runs have neither digests nor identities, so they are no
-# reuse sources). 4: publications (`gov results publish`).
-SCHEMA_VERSION = 4
+# reuse sources). 4: publications (`gov results publish`). 5: launches.
+SCHEMA_VERSION = 5
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -87,23 +87,25 @@ CREATE TABLE IF NOT EXISTS publications (
     updated_at  TEXT NOT NULL,
     PRIMARY KEY (commit_sha, target)
 );
+-- Rows handed to a launcher, open until recorded in `runs` (`sweeps.launches`).
+CREATE TABLE IF NOT EXISTS launches (
+    result_path TEXT PRIMARY KEY,  -- the row's own folder (its gov-launch.* files)
+    token       TEXT NOT NULL,     -- the launch token (runs/<token>/)
+    job_key     TEXT NOT NULL,
+    identity    TEXT NOT NULL,     -- the row identity's digest ('' untraced: never adopted)
+    launcher    TEXT NOT NULL,
+    commit_sha  TEXT NOT NULL,
+    pr          INTEGER,
+    owner       TEXT NOT NULL,     -- '<pid>:<start time>' of the gov waiting on it
+    created_at  TEXT NOT NULL,
+    run_id      INTEGER REFERENCES runs (id),  -- the run that recorded it
+    closed      INTEGER NOT NULL DEFAULT 0     -- 1: recorded, or never started
+);
 """
-COLUMNS = [
-    "id",
-    "fingerprint",
-    "job_key",
-    "conc",
-    "commit_sha",
-    "pr",
-    "launcher",
-    "started_at",
-    "ended_at",
-    "status",
-    "exit_code",
-    "detail",
-    "result_path",
-    "script",
-]
+COLUMNS = (  # noqa: SIM905 (the `runs` columns, in order, two lines not fourteen)
+    "id fingerprint job_key conc commit_sha pr launcher "
+    "started_at ended_at status exit_code detail result_path script"
+).split()
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +227,10 @@ class Ledger:
                     [(run_id, f.name, f.size, f.sha256) for f in run.files],
                 )
                 ids.append(run_id)
+                conn.execute(  # the launch it ends, if `launches` recorded one
+                    "UPDATE launches SET run_id = ?, closed = 1 WHERE result_path = ?",
+                    (run_id, run.result_path),
+                )
                 identity = run.identity_row(run_id)
                 if identity is not None:
                     conn.execute(

@@ -1,8 +1,12 @@
 """The embedded launcher: run jobs on this machine, K at a time.
 
 Each job is one child process in its own session (so a timeout or Ctrl-C can
-kill the script *and* everything it started), started from an argv list with
-`shell=False`, its cwd the result folder, stdout+stderr to a log there. One
+kill the script *and* everything it started, and a SIGKILLed gov does not),
+started from an argv list with `shell=False`, its cwd the result folder,
+stdout+stderr to a log there. The child is the row wrapper, which records
+itself and the script's exit status in the row's folder (`launch_record`):
+a job whose folder already holds a launch (a dead gov's, handed over by
+`adopt`) is followed from those files instead of being started again. One
 thread polls the children: no worker threads, so a KeyboardInterrupt always
 lands here and is turned into "cancelled" outcomes for what did not finish.
 """
@@ -13,6 +17,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -22,6 +27,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
+from governance.sweeps.launch_record import (
+    LOCK_NAME,
+    WRAPPER,
+    LaunchState,
+    Phase,
+    died,
+    end_group,
+    inspect,
+    take_lock,
+)
 from governance.sweeps.launcher import (
     LOG_NAME,
     JobEvent,
@@ -44,10 +59,49 @@ POLL_SECONDS = 0.002
 class _Running:
     index: int
     job: LaunchJob
-    process: subprocess.Popen[bytes]
-    log: IO[bytes]
+    process: subprocess.Popen[bytes] | None  # None: adopted (a dead gov started it)
+    log: IO[bytes] | None
     started: datetime
     deadline: float
+    adopted: LaunchState | None = None
+
+    def ended(self) -> tuple[bool, int | None, str]:
+        """(ended, exit code, why it failed when no code says it), from the
+        wrapper's exit file when there is one."""
+        if self.process is not None:
+            code = self.process.poll()
+            if code is None:
+                return False, None, ""
+            state = inspect(self.job.result_dir)
+            if state.phase is Phase.FINISHED:
+                return True, state.exit_code, state.error
+            return True, code, ""
+        state = inspect(self.job.result_dir)
+        if state.phase is Phase.RUNNING:
+            return False, None, ""
+        if state.phase is Phase.FINISHED:
+            return True, state.exit_code, state.error
+        return True, None, died(state)
+
+    def kill(self) -> None:
+        if self.process is not None:
+            _kill_group(self.process)
+            return
+        assert self.adopted is not None
+        end_group(self.adopted, signal.SIGTERM)
+        deadline = time.monotonic() + KILL_GRACE_SECONDS
+        while inspect(self.job.result_dir).phase is Phase.RUNNING:
+            if time.monotonic() > deadline:
+                end_group(self.adopted, signal.SIGKILL)
+                break
+            time.sleep(POLL_SECONDS * 10)
+
+    def stragglers(self) -> None:
+        """What the script left running in its group (servers) goes with it."""
+        if self.process is not None:
+            _signal_group(self.process.pid, signal.SIGKILL)
+        elif self.adopted is not None:
+            end_group(self.adopted, signal.SIGKILL)
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
@@ -69,6 +123,7 @@ class LocalLauncher:
     """Runs jobs as local processes with bounded parallelism and timeouts."""
 
     name = "local"
+    adopts = True  # rows record themselves in their folders (`launch_record`, `adopt`)
 
     def __init__(self, environ: Mapping[str, str] | None = None, scope: Path | None = None) -> None:
         source = os.environ if environ is None else environ
@@ -91,6 +146,8 @@ class LocalLauncher:
         return script_argv(job.script), job.result_dir
 
     def _start(self, index: int, job: LaunchJob) -> _Running:
+        if (job.result_dir / LOCK_NAME).exists():
+            return self._adopt(index, job)
         job.result_dir.mkdir(parents=True, exist_ok=True)
         argv, cwd = self._command(job)
         log = open(job.result_dir / LOG_NAME, "wb")  # noqa: SIM115 (closed in _finish)
@@ -98,20 +155,43 @@ class LocalLauncher:
         # if this process dies (`orphans`).
         env = {**self._base, **job.env, OWNER_ENV: owner_token(self._scope or "")}
         try:
-            process = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                shell=False,
-                start_new_session=True,
-            )
+            # Locked before the wrapper exists and held by it: no moment where
+            # the row runs and its folder does not say so.
+            lock = take_lock(job.result_dir)
+            try:
+                wrapper = [sys.executable, "-I", str(WRAPPER), str(job.result_dir), str(lock)]
+                process = subprocess.Popen(
+                    [*wrapper, *argv],
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    shell=False,
+                    start_new_session=True,
+                    pass_fds=(lock,),
+                )
+            finally:
+                os.close(lock)
         except BaseException:
             log.close()
             raise
         return _Running(index, job, process, log, utc_now(), time.monotonic() + job.timeout_seconds)
+
+    def _adopt(self, index: int, job: LaunchJob) -> _Running:
+        """Follow the launch a dead gov left in the job's folder (running or
+        finished), with what remains of its timeout."""
+        state = inspect(job.result_dir)
+        started = state.started_at or utc_now()
+        left = job.timeout_seconds - (utc_now() - started).total_seconds()
+        if state.phase is Phase.RUNNING:
+            # Said once on stderr: what a restarted gov is waiting on.
+            sys.stderr.write(
+                f"gov launch: adopted {job.key} (pid {state.pid}, running since "
+                f"{started:%Y-%m-%d %H:%M:%S} UTC) instead of launching it again\n"
+            )
+            sys.stderr.flush()
+        return _Running(index, job, None, None, started, time.monotonic() + left, state)
 
     def launch(
         self,
@@ -127,7 +207,8 @@ class LocalLauncher:
         self._cancel.clear()
 
         def finish(item: _Running, status: JobStatus, code: int | None, detail: str) -> None:
-            item.log.close()
+            if item.log is not None:
+                item.log.close()
             ended = utc_now()
             outcomes[item.index] = JobOutcome(
                 item.job,
@@ -161,21 +242,21 @@ class LocalLauncher:
                     notify(JobEvent(job.key, None, item.started))
                 progressed = False
                 for item in list(running):
-                    code = item.process.poll()
-                    if code is None and time.monotonic() < item.deadline:
+                    ended, code, why = item.ended()
+                    if not ended and time.monotonic() < item.deadline:
                         continue
                     running.remove(item)
                     progressed = True
-                    if code is None:
-                        _kill_group(item.process)
+                    if not ended:
+                        item.kill()
                         limit = f"{item.job.timeout_seconds:g}s"
                         finish(item, JobStatus.TIMED_OUT, None, f"killed after {limit}")
-                    elif code == 0:
-                        _signal_group(item.process.pid, signal.SIGKILL)  # stragglers
+                        continue
+                    item.stragglers()
+                    if code == 0:
                         finish(item, JobStatus.SUCCEEDED, 0, "")
                     else:
-                        _signal_group(item.process.pid, signal.SIGKILL)
-                        finish(item, JobStatus.FAILED, code, f"exit status {code}")
+                        finish(item, JobStatus.FAILED, code, why or f"exit status {code}")
                 if not progressed:
                     time.sleep(POLL_SECONDS)
         except KeyboardInterrupt:
@@ -192,7 +273,7 @@ class LocalLauncher:
     ) -> None:
         """Kill what runs (whole process groups), cancel what waits."""
         for item in list(running):
-            _kill_group(item.process)
+            item.kill()
             finish(item, JobStatus.CANCELLED, None, why)
         running.clear()
         at = utc_now()

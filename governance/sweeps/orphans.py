@@ -5,9 +5,12 @@ can kill it and everything it started), which also means a SIGKILLed gov
 leaves it running, re-parented to init. So every launched process carries
 `GOV_RUN_OWNER=<gov pid>:<its start time>:<results root>` in its environment,
 which its children inherit; `orphans(scope)` lists the live processes whose
-owner is no longer that process (dead, or the pid reused), and
-`kill_orphans` ends them: the next run adopts what the dead one launched.
-Linux only (`/proc`); elsewhere there is nothing to find.
+owner is no longer that process (dead, or the pid reused). `kill_orphans`
+ends them, except those of a row whose launch still runs (its folder's
+launch lock is held, `launch_record`): a later run adopts that row and waits
+for it (`adopt`); `in_use` says which files such rows run, so the dead run's
+checkout is kept until they end. Linux only (`/proc`); elsewhere there is
+nothing to find.
 """
 
 from __future__ import annotations
@@ -17,17 +20,12 @@ import os
 import signal
 from pathlib import Path
 
+from governance.sweeps.launch_record import lock_held, start_time
+
+__all__ = ["OWNER_ENV", "in_use", "kill_orphans", "orphans", "owner_token", "start_time"]
+
 OWNER_ENV = "GOV_RUN_OWNER"
 _PROC = Path("/proc")
-
-
-def start_time(pid: int) -> str:
-    """The kernel's start time of `pid` (clock ticks since boot), "" if gone."""
-    try:
-        stat = (_PROC / str(pid) / "stat").read_text()
-    except OSError:
-        return ""
-    return stat.rsplit(")", 1)[-1].split()[19]
 
 
 def owner_token(scope: Path | str) -> str:
@@ -36,42 +34,66 @@ def owner_token(scope: Path | str) -> str:
     return f"{pid}:{start_time(pid)}:{scope}"
 
 
-def _owner(pid: int) -> str | None:
+def _environ(pid: int, *names: str) -> dict[str, str]:
+    """Those of `names` that process `pid` was started with."""
     try:
         environ = (_PROC / str(pid) / "environ").read_bytes()
     except OSError:
-        return None
-    prefix = OWNER_ENV.encode() + b"="
+        return {}
+    wanted = {name.encode() + b"=": name for name in names}
+    found = {}
     for item in environ.split(b"\0"):
-        if item.startswith(prefix):
-            return item[len(prefix) :].decode("utf-8", "replace")
-    return None
+        name, sep, value = item.partition(b"=")
+        if sep and name + b"=" in wanted:
+            found[name.decode()] = value.decode("utf-8", "replace")
+    return found
 
 
-def orphans(scope: Path | str) -> list[int]:
-    """Live processes launched for `scope` by a gov process that is gone."""
+def _orphans(scope: Path | str) -> list[tuple[int, str]]:
+    """(pid, its RESULT_DIR) of each live process launched for `scope` by a
+    gov process that is gone."""
     if not _PROC.is_dir():
         return []
     found = []
     for entry in _PROC.iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
-        owner = _owner(int(entry.name))
-        if owner is None:
-            continue
-        pid, _, rest = owner.partition(":")
+        env = _environ(int(entry.name), OWNER_ENV, "RESULT_DIR")
+        pid, _, rest = env.get(OWNER_ENV, "").partition(":")
         started, _, where = rest.partition(":")
         if where != str(scope) or not pid.isdigit():
             continue
         if start_time(int(pid)) != started:  # the owner died (or its pid was reused)
-            found.append(int(entry.name))
+            found.append((int(entry.name), env.get("RESULT_DIR", "")))
     return found
 
 
+def orphans(scope: Path | str) -> list[int]:
+    """Live processes launched for `scope` by a gov process that is gone."""
+    return [pid for pid, _folder in _orphans(scope)]
+
+
+def _adoptable(folder: str) -> bool:
+    return bool(folder) and lock_held(Path(folder))
+
+
 def kill_orphans(scope: Path | str) -> int:
-    """SIGKILL every orphan of `scope`; how many there were."""
-    victims = orphans(scope)
+    """SIGKILL every orphan of `scope` but those of a launch that still runs
+    (a later run adopts it); how many were killed."""
+    victims = [pid for pid, folder in _orphans(scope) if not _adoptable(folder)]
     for pid in victims:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     return len(victims)
+
+
+def in_use(scope: Path | str) -> set[str]:
+    """The arguments of the orphans `kill_orphans` spares (their scripts'
+    paths among them): what a dead run's checkout must keep until they end."""
+    used: set[str] = set()
+    for pid, folder in _orphans(scope):
+        if _adoptable(folder):
+            with contextlib.suppress(OSError):
+                raw = (_PROC / str(pid) / "cmdline").read_bytes()
+                used.update(arg.decode("utf-8", "replace") for arg in raw.split(b"\0") if arg)
+    return used

@@ -113,6 +113,7 @@ class RunnerLauncher(LocalLauncher):
     """Runs each row's runner script in a workspace of its own."""
 
     name = "runner"
+    adopts = False  # a row runs in a workspace the next run cannot vouch for
 
     def __init__(self, environ: Mapping[str, str] | None = None, scope: Path | None = None) -> None:
         super().__init__(environ, scope)
