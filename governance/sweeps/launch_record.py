@@ -64,6 +64,7 @@ class LaunchState:
     exit_code: int | None = None
     ended_at: datetime | None = None
     error: str = ""
+    held: bool = False  # the launch lock is held: the wrapper has not exited yet
 
 
 def take_lock(folder: Path) -> int:
@@ -116,6 +117,7 @@ def inspect(folder: Path) -> LaunchState:
     pid = launch.get("pid")
     base = LaunchState(
         Phase.NEVER,
+        held=held,
         pid=pid if isinstance(pid, int) else None,
         start_time=str(launch.get("start_time", "")),
         started_at=_date(launch.get("started_at")),

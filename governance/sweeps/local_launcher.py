@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
+from governance.core.crash import crash_point
 from governance.sweeps.launch_record import (
     LOCK_NAME,
     WRAPPER,
@@ -77,7 +78,9 @@ class _Running:
                 return True, state.exit_code, state.error
             return True, code, ""
         state = inspect(self.job.result_dir)
-        if state.phase is Phase.RUNNING:
+        # Ended once the wrapper has exited too (it writes the exit file
+        # just before): then nothing of the row is left running.
+        if state.phase is Phase.RUNNING or state.held:
             return False, None, ""
         if state.phase is Phase.FINISHED:
             return True, state.exit_code, state.error
@@ -90,7 +93,7 @@ class _Running:
         assert self.adopted is not None
         end_group(self.adopted, signal.SIGTERM)
         deadline = time.monotonic() + KILL_GRACE_SECONDS
-        while inspect(self.job.result_dir).phase is Phase.RUNNING:
+        while inspect(self.job.result_dir).held:
             if time.monotonic() > deadline:
                 end_group(self.adopted, signal.SIGKILL)
                 break
@@ -176,6 +179,7 @@ class LocalLauncher:
         except BaseException:
             log.close()
             raise
+        crash_point("launch-started")  # killed here: the row runs on, a later run adopts it
         return _Running(index, job, process, log, utc_now(), time.monotonic() + job.timeout_seconds)
 
     def _adopt(self, index: int, job: LaunchJob) -> _Running:
