@@ -88,11 +88,20 @@ def _wait_file(path: Path) -> None:
         time.sleep(0.01)
 
 
-def _killed_at_first_row(gov_exe: str, repo: Repo, sync: Path) -> tuple[int, Path, dict[str, int]]:
-    """Run prepare-merge until the crash point after its first row starts;
-    the row's folder and its recorded wrapper, checked to be still running."""
+PREPARE = ("prepare-merge", "--pr", str(PR), "--sweep")
+QUEUE = ("queue", "run", "--sweep")
+
+
+def _killed_at_first_row(
+    gov_exe: str, repo: Repo, sync: Path, command: tuple[str, ...] = PREPARE
+) -> tuple[int, Path, dict[str, int]]:
+    """Run `command` until the crash point after its first row starts; the
+    row's folder and its recorded wrapper, checked to be still running."""
+    if command == QUEUE:
+        added = run_gov("queue", "add", "--pr", str(PR), cwd=repo.path)
+        assert added.exit_code == 0, added.stdout + added.stderr
     proc = start_process(
-        [gov_exe, "prepare-merge", "--pr", str(PR), "--sweep"],
+        [gov_exe, *command],
         cwd=repo.path,
         env={"GOV_TEST_CRASH_AFTER": "launch-started"},
     )
@@ -154,14 +163,15 @@ def _end(record: dict[str, int]) -> None:
         os.killpg(record["pid"], signal.SIGKILL)
 
 
+@pytest.mark.parametrize("command", [PREPARE, QUEUE], ids=["prepare-merge", "queue-run"])
 def test_a_restarted_sweep_adopts_the_running_row(
-    gov_exe: str, sweep_repo_factory: Factory, sync: Path
+    gov_exe: str, sweep_repo_factory: Factory, sync: Path, command: tuple[str, ...]
 ) -> None:
     reference = _reference(sweep_repo_factory, sync)
     repo = _setup(sweep_repo_factory("killed"), sync)
-    dead, folder, record = _killed_at_first_row(gov_exe, repo, sync)
+    dead, folder, record = _killed_at_first_row(gov_exe, repo, sync, command)
     try:
-        rerun = start_process([gov_exe, "prepare-merge", "--pr", str(PR), "--sweep"], cwd=repo.path)
+        rerun = start_process([gov_exe, *command], cwd=repo.path)
         lines = _lines(rerun)
         said = _wait_line(lines, "adopted")
         assert f"pid {record['pid']}" in said[-1]
