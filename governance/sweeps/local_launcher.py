@@ -157,28 +157,29 @@ class LocalLauncher:
         # Inherited by everything the script starts: a later run finds them
         # if this process dies (`orphans`).
         env = {**self._base, **job.env, OWNER_ENV: owner_token(self._scope or "")}
+        # Locked before the wrapper exists and held by it: no moment where the
+        # row runs and its folder does not say so. A launcher that does not
+        # adopt runs the script itself (a dead run's rows are then ended).
+        lock = take_lock(job.result_dir) if self.adopts else -1
+        wrapper = [sys.executable, "-I", str(WRAPPER), str(job.result_dir), str(lock)]
         try:
-            # Locked before the wrapper exists and held by it: no moment where
-            # the row runs and its folder does not say so.
-            lock = take_lock(job.result_dir)
-            try:
-                wrapper = [sys.executable, "-I", str(WRAPPER), str(job.result_dir), str(lock)]
-                process = subprocess.Popen(
-                    [*wrapper, *argv],
-                    cwd=cwd,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    shell=False,
-                    start_new_session=True,
-                    pass_fds=(lock,),
-                )
-            finally:
-                os.close(lock)
+            process = subprocess.Popen(
+                [*wrapper, *argv] if self.adopts else argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                shell=False,
+                start_new_session=True,
+                pass_fds=(lock,) if self.adopts else (),
+            )
         except BaseException:
             log.close()
             raise
+        finally:
+            if self.adopts:
+                os.close(lock)
         crash_point("launch-started")  # killed here: the row runs on, a later run adopts it
         return _Running(index, job, process, log, utc_now(), time.monotonic() + job.timeout_seconds)
 
