@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from governance.sweeps.launch_record import LAUNCH_NAME, same_process
+from governance.sweeps.launch_record import EXIT_NAME, LAUNCH_NAME, lock_held, same_process
 from governance.sweeps.launches import Launches
 from governance.sweeps.ledger import Ledger
 from tests.harness import Repo, run_gov, start_process
@@ -216,5 +216,32 @@ def test_a_row_that_died_while_gov_was_down_is_recorded_failed_and_rerun(
     assert [r.status for r in again] == ["succeeded"]  # relaunched, as a failed row is
     rows = (sync / "counter").read_text().splitlines()
     assert len(rows) == len(set(rows)) + 1  # that row twice (died, rerun), the others once
+    assert _landed(repo) == reference
+    _nothing_left(dead, repo)
+
+
+def test_a_row_that_finished_while_gov_was_down_is_collected_not_rerun(
+    gov_exe: str, sweep_repo_factory: Factory, sync: Path
+) -> None:
+    reference = _reference(sweep_repo_factory, sync)
+    repo = _setup(sweep_repo_factory("finished"), sync)
+    dead, folder, _record = _killed_at_first_row(gov_exe, repo, sync)
+    (sync / "release").touch()  # the row ends with no gov waiting on it
+    _wait_file(folder / EXIT_NAME)
+    deadline = time.monotonic() + HANG_GUARD
+    while lock_held(folder):  # until the wrapper has exited too
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    rerun = run_gov("prepare-merge", "--pr", str(PR), "--sweep", cwd=repo.path)
+    assert rerun.exit_code == 0, rerun.stdout + rerun.stderr
+    rows = (sync / "counter").read_text().splitlines()
+    assert len(rows) == len(set(rows)) > 1, rows  # the finished row did not run again
+    runs = _ledger(repo).runs(pr=PR)
+    assert all(r.status == "succeeded" for r in runs), [(r.job_key, r.detail) for r in runs]
+    assert len(runs) == len({r.job_key for r in runs})
+    [collected] = [r for r in runs if r.result_path == str(folder)]
+    assert collected.exit_code == 0
+    files = _ledger(repo).files([collected.id])[collected.id]
+    assert EXIT_NAME in {f.name for f in files}  # its result files recorded as for any run
     assert _landed(repo) == reference
     _nothing_left(dead, repo)
