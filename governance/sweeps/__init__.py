@@ -20,6 +20,7 @@
 * `slurm_client`   - talking to a Slurm cluster: tools, job states, queries, cancel.
 * `slurm_manifest` - a Slurm launch folder (manifest, wrapper) and its sbatch line.
 * `slurm_launcher` - one job array per launch, followed until every task ends.
+* `slurm_adopt`    - a submitted task recorded in its row's folder, for a restarted run.
 * `orphans`        - processes a dead run launched: found by their GOV_RUN_OWNER, ended
                      unless their launch still runs (then adopted).
 * `runfiles`       - a run's own folder, the files it left (size, SHA-256), their check.

@@ -15,7 +15,7 @@ open launch of a dead gov holds (`launches`) is looked at in its folder
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from governance.sweeps.identity import RowIdentity, conc_label, row_recipe
 from governance.sweeps.jobs import ROW_JSON_NAME
-from governance.sweeps.launch_record import Phase, died, inspect
+from governance.sweeps.launch_record import LaunchState, Phase, died, inspect
 from governance.sweeps.launcher import LaunchJob, utc_now
 from governance.sweeps.launches import Launches, OpenLaunch, me
 from governance.sweeps.ledger import Ledger, NewRun
@@ -54,9 +54,15 @@ def moved(job: LaunchJob, folder: Path) -> LaunchJob:
     return replace(job, result_dir=folder, row_json=row_json, env=env)
 
 
-def take_over(ledger: Ledger, ready: Sequence[Resolved], launcher: str) -> Adoption:
+def take_over(
+    ledger: Ledger,
+    ready: Sequence[Resolved],
+    launcher: str,
+    state_of: Callable[[Path], LaunchState] = inspect,
+) -> Adoption:
     """Claim the dead gov's open launches the rows of `ready` need (see the
-    module docstring); the rows as they are to be launched."""
+    module docstring); the rows as they are to be launched. `state_of` reads
+    a launch's folder as the launcher recorded it (local: `inspect`)."""
     launches = Launches(ledger)
     wanted: dict[str, Resolved] = {}
     for row in ready:
@@ -70,7 +76,7 @@ def take_over(ledger: Ledger, ready: Sequence[Resolved], launcher: str) -> Adopt
         if not launches.claim(launch, owner):
             continue  # another restarted run took it
         folder = Path(launch.result_path)
-        state = inspect(folder)
+        state = state_of(folder)
         if state.phase is Phase.NEVER:
             launches.close_unstarted(launch.result_path)
         elif state.phase is Phase.DIED:

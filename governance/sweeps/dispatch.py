@@ -332,7 +332,10 @@ def launch_rows(
     ready = [item for item in resolved if item.job is not None]
     # A launcher that records its rows in their folders (`adopts`) takes over
     # a dead gov's launches of the same rows instead of starting them again.
-    adoption = adopt.take_over(ledger, ready, launcher.name) if _adopts(launcher) else None
+    adoption = None
+    if _adopts(launcher):
+        state_of = getattr(launcher, "recorded_state", None) or adopt.inspect
+        adoption = adopt.take_over(ledger, ready, launcher.name, state_of)
     ready = adoption.ready if adoption else ready
     fresh = [item for item in ready if not adoption or item.key not in adoption.adopted]
     rows: Mapping[str, PlanRow] = {item.key: item.row for item in ready}

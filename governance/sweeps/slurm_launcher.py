@@ -16,6 +16,9 @@ How a launch runs (docs/slurm.md has the long version):
    status file supplies the exact exit code and whether the row's own timeout
    fired (a job array has one `--time` for all tasks: the largest timeout).
 
+4. Each row's folder records its task as soon as `sbatch` answers
+   (`slurm_adopt`): a restarted run follows it instead of submitting again.
+
 Every subprocess call here is an argv list; nothing is interpolated into a
 shell string.
 """
@@ -23,13 +26,14 @@ shell string.
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
+from governance.core.crash import crash_point
+from governance.sweeps import slurm_adopt
 from governance.sweeps.launcher import (
     LOG_NAME,
     JobEvent,
@@ -67,24 +71,15 @@ STATUS_WAITS = 3
 LOST_CONTACT_SECONDS = 600.0
 
 
-@dataclass
-class _Task:
-    """What the launcher knows about one array task while following it."""
-
-    index: int
-    job: LaunchJob
-    status_file: Path
-    job_id: str = ""  # the Slurm job (array) this task belongs to
-    seen_running: datetime | None = None
-    outcome: JobOutcome | None = None
-    forced_timeout: bool = False  # the launcher cancelled it for overrunning its timeout
-    status_waits: int = 0  # polls spent waiting for the status file to appear
+_Task = slurm_adopt.Task
 
 
 class SlurmLauncher:
     """Runs each launch as one Slurm job array (see the module docstring)."""
 
     name = "slurm"
+    adopts = True  # each row's folder records its task (`slurm_adopt`)
+    recorded_state = staticmethod(slurm_adopt.recorded_state)
 
     @classmethod
     def from_settings(cls, settings: object, results: Path | None) -> SlurmLauncher:
@@ -144,8 +139,22 @@ class SlurmLauncher:
         self._cancel.clear()
         self.job_id = None
         self.job_ids = []
-        tasks = self._prepare(jobs)
-        self._submit(tasks, parallel)
+        # A job whose folder records a task (a dead gov's) is followed, not submitted.
+        known = [slurm_adopt.read(job.result_dir) for job in jobs]
+        new = [job for job, k in zip(jobs, known, strict=True) if k is None]
+        fresh = self._prepare(new) if new else []
+        if fresh:
+            self._submit(fresh, parallel)
+        adopted = [
+            slurm_adopt.task(job, k) for job, k in zip(jobs, known, strict=True) if k is not None
+        ]
+        for task in adopted:  # said on stderr: what a restarted gov waits on
+            self.job_ids.append(f"{task.job_id}_{task.index}")
+            name = f"{task.job.key} (Slurm task {task.job_id}_{task.index})"
+            sys.stderr.write(f"gov launch: adopted {name} instead of submitting it again\n")
+        self.job_id = self.job_id or adopted[0].job_id
+        by_job = {id(task.job): task for task in [*fresh, *adopted]}
+        tasks = [by_job[id(job)] for job in jobs]  # outcomes in input order
         emit = on_event or (lambda _event: None)
         try:
             self._follow(tasks, emit)
@@ -187,6 +196,10 @@ class SlurmLauncher:
                 self.job_ids.append(job_id)
                 for index in group:
                     tasks[index].job_id = job_id
+                    # Before anything waits on it: a restarted run finds it here.
+                    submitted = slurm_adopt.Submitted(job_id, index, self.launch_dir or Path())
+                    slurm_adopt.record(tasks[index].job.result_dir, submitted)
+                crash_point("launch-started")  # killed here: the array runs on
         except SlurmError:
             cancel_jobs(self.job_ids)
             raise
@@ -251,22 +264,20 @@ class SlurmLauncher:
 
         Every submission runs manifest indices of its own (a multi-node job is
         the one-task array of its index), so the states merge by index."""
-        states: dict[int, tuple[str, str]] = {}
+        states: dict[tuple[str, int], tuple[str, str]] = {}
         for job_id in dict.fromkeys(t.job_id for t in tasks if t.outcome is None):
             found = self._squeue(job_id)
             if found is None:
                 return False
-            states.update(
-                (i, v) for i, v in found.items() if i < len(tasks) and tasks[i].job_id == job_id
-            )
+            states.update(((job_id, i), v) for i, v in found.items())
         missing = []
         for task in tasks:
             if task.outcome is not None:
                 continue
-            if task.index not in states:
+            if (task.job_id, task.index) not in states:
                 missing.append(task)
                 continue
-            state, reason = states[task.index]
+            state, reason = states[(task.job_id, task.index)]
             self._observe(task, state, reason, emit)
         if missing:
             # Purged from the controller's memory (MinJobAge) before we saw the end.
@@ -303,9 +314,10 @@ class SlurmLauncher:
         detail = str(recorded.get("error") or "")
         if status is not JobStatus.SUCCEEDED and not detail:
             detail = f"Slurm state {state}" + (f" ({reason})" if reason not in ("", "None") else "")
-        if not recorded and status is JobStatus.FAILED and self.launch_dir is not None:
+        launch_dir = task.launch_dir or self.launch_dir
+        if not recorded and status is JobStatus.FAILED and launch_dir is not None:
             # The wrapper itself failed: its traceback is in Slurm's output file.
-            out = self.launch_dir / f"slurm-{task.job_id}_{task.index}.out"
+            out = launch_dir / f"slurm-{task.job_id}_{task.index}.out"
             detail += f"; no status file, see {out}"
         self._finish(task, status, detail, emit, recorded)
 

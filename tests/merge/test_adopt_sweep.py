@@ -27,9 +27,16 @@ from pathlib import Path
 
 import pytest
 
+from governance.sweeps import slurm_adopt
 from governance.sweeps.launch_record import EXIT_NAME, LAUNCH_NAME, lock_held, same_process
 from governance.sweeps.launches import Launches
 from governance.sweeps.ledger import Ledger
+from governance.sweeps.slurm_client import (
+    RUNNING_STATES,
+    array_states,
+    cancel_jobs,
+    slurm_available,
+)
 from tests.harness import Repo, run_gov, start_process
 from tests.merge import test_kill_sweep
 from tests.merge.test_kill_sweep import (
@@ -44,6 +51,8 @@ from tests.sweeps.test_cli_sweeps import append_entry
 Factory = Callable[[str], Repo]
 sweep_repo_factory = test_kill_sweep.sweep_repo_factory  # the example repository, as a fixture
 HANG_GUARD = 300.0  # only against a hang: no result depends on it
+CRASH = "GOV_TEST_CRASH_AFTER"
+SLURM_DOWN = slurm_available()  # None when a cluster answers (launch/slurm/local-cluster.sh)
 
 
 @pytest.fixture
@@ -75,6 +84,10 @@ def _setup(repo: Repo, sync: Path) -> Repo:
     return repo
 
 
+def _root(repo: Repo) -> Path:
+    return repo.path / ".git"
+
+
 def _ledger(repo: Repo) -> Ledger:
     [path] = (repo.path / ".git").rglob("runs.sqlite3")
     return Ledger(path)
@@ -103,7 +116,7 @@ def _killed_at_first_row(
     proc = start_process(
         [gov_exe, *command],
         cwd=repo.path,
-        env={"GOV_TEST_CRASH_AFTER": "launch-started"},
+        env={CRASH: "launch-started"},
     )
     proc.communicate(timeout=HANG_GUARD)
     assert proc.returncode == -signal.SIGKILL, proc.returncode
@@ -245,3 +258,43 @@ def test_a_row_that_finished_while_gov_was_down_is_collected_not_rerun(
     assert EXIT_NAME in {f.name for f in files}  # its result files recorded as for any run
     assert _landed(repo) == reference
     _nothing_left(dead, repo)
+
+
+@pytest.mark.skipif(SLURM_DOWN is not None, reason=f"no Slurm cluster: {SLURM_DOWN}")
+def test_a_restarted_sweep_adopts_the_running_slurm_task(
+    gov_exe: str, sweep_repo_factory: Factory, sync: Path
+) -> None:
+    """The array outlives gov; the restart follows the running task, cancels
+    the pending ones (none of them ran) and submits those rows afresh."""
+    reference = _reference(sweep_repo_factory, sync)
+    repo = _setup(sweep_repo_factory("slurm"), sync)
+    command = (*PREPARE, "--launcher", "slurm")
+    proc = start_process([gov_exe, *command], cwd=repo.path, env={CRASH: "launch-started"})
+    proc.communicate(timeout=HANG_GUARD)
+    assert proc.returncode == -signal.SIGKILL, proc.returncode
+    _wait_file(sync / "started")  # a task of the dead run's array runs on
+    submitted = [slurm_adopt.read(p.parent) for p in _root(repo).rglob(slurm_adopt.RECORD_NAME)]
+    [job_id] = {s.job_id for s in submitted if s is not None}
+    try:
+        rerun = start_process([gov_exe, *command], cwd=repo.path)
+        lines = _lines(rerun)
+        said = _wait_line(lines, "adopted")
+        assert f"Slurm task {job_id}_" in said[-1]
+        (sync / "release").touch()  # only now: the new run follows the old task
+        rerun.wait(timeout=HANG_GUARD)
+        rest = []
+        while line := lines.get(timeout=HANG_GUARD):
+            rest.append(line)
+        assert rerun.returncode == 0, "".join(said + rest)
+    finally:
+        (sync / "release").touch()
+        cancel_jobs([job_id])
+    rows = (sync / "counter").read_text().splitlines()
+    assert len(rows) == len(set(rows)) > 1, rows  # every row ran exactly once
+    runs = _ledger(repo).runs(pr=PR)
+    assert len(runs) == len({r.job_key for r in runs})
+    assert all(r.status == "succeeded" for r in runs), [(r.job_key, r.detail) for r in runs]
+    assert _landed(repo) == reference
+    assert Launches(_ledger(repo)).still_open() == []
+    states = array_states(job_id) or {}
+    assert [i for i, (state, _) in states.items() if state in {"PENDING", *RUNNING_STATES}] == []
