@@ -11,7 +11,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from governance.core.diagnostics import EXIT_FINDINGS, GovError
 
@@ -120,6 +120,20 @@ class ChecksTimeoutError(ForgeRefusal):
 # -- the interface -----------------------------------------------------------
 
 
+class CheckRecorder(Protocol):
+    """A forge on which gov itself is the CI: it records check runs."""
+
+    def record_check(
+        self,
+        sha: str,
+        name: str,
+        *,
+        status: Literal["queued", "in_progress", "completed"] = "completed",
+        conclusion: str | None = None,
+        details_url: str = "",
+    ) -> CheckRun: ...
+
+
 class Forge(ABC):
     """One repository on one forge. Methods raise `ForgeError` subclasses."""
 
@@ -166,6 +180,13 @@ class Forge(ABC):
     ) -> PullRequest:
         """Make the PR head `new_sha`. Local: a compare-and-swap of the branch ref.
         GitHub: the caller has pushed; this only verifies the PR head is `new_sha`."""
+
+    # -- optional capabilities (None: this forge has not got it) ---------------
+
+    @property
+    def check_recorder(self) -> CheckRecorder | None:
+        """Where gov records its own checks; None where CI reports them (GitHub)."""
+        return None
 
     # -- shared behaviour ----------------------------------------------------
 

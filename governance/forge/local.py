@@ -16,6 +16,7 @@ from typing import Literal
 
 from governance.core.state import StateLayout
 from governance.forge.base import (
+    CheckRecorder,
     CheckRun,
     Comment,
     Forge,
@@ -211,6 +212,10 @@ class LocalForge(Forge):
         return [Comment(r["id"], r["body"], r["author"], r["created_at"], "OWNER") for r in rows]
 
     # -- checks --------------------------------------------------------------------
+
+    @property
+    def check_recorder(self) -> CheckRecorder:
+        return self  # gov is the CI here: its checks are recorded on this forge
 
     def record_check(
         self,

@@ -10,6 +10,7 @@ and `gov queue` (docs/queue.md).
 * `journal`        - where every ref was and how far a run got, for crash recovery.
 * `scratch`        - the scratch ref and the shared checkout: locked, compare-and-swap, stepped off.
 * `report`         - what prepare-merge did, as text or JSON.
+* `sweep_seam`     - the sweep hook's type, what it is handed and what it returns.
 * `sweep_step`     - the sweep step: the merged tree's scripts in a temporary worktree.
 * `sweep_service`  - reuse per row from the ledger, launch the rest.
 * `sweep_section`  - the sweep part of a merge report: per row reused or rerun, and why.

@@ -39,10 +39,10 @@ def push(w: Work) -> None:
         if w.journal is not None:
             w.journal.pushed = True
         w.ok(f"{w.pull.head_branch}: {w.pull.head_sha[:10]} -> {w.prepared[:10]}")
-    record_check = getattr(w.forge, "record_check", None)
-    if record_check is not None and LOCAL_CHECK in w.options.required_checks:
+    recorder = w.forge.check_recorder
+    if recorder is not None and LOCAL_CHECK in w.options.required_checks:
         # On the local forge gov is the CI: the check it just ran is the check run.
-        record_check(w.prepared, LOCAL_CHECK, conclusion="success")
+        recorder.record_check(w.prepared, LOCAL_CHECK, conclusion="success")
 
 
 def checks(w: Work) -> None:
@@ -73,9 +73,8 @@ def land(w: Work) -> None:
     w.report.merge_commit = result.sha
     if w.journal is not None:
         w.journal.merged = True
-    landed = getattr(w.sweep, "landed", None)
     # The run ledger records what the landed commit's results are made of.
-    note = landed(w.prepared, result.sha) if landed is not None else ""
+    note = w.sweep.landed(w.prepared, result.sha) if w.sweep is not None else ""
     w.ok(f"squash-merged as {result.sha[:12]}{note}")
 
 

@@ -29,7 +29,8 @@ from governance.merge import changelog_steps, landing, steps
 from governance.merge import journal as jr
 from governance.merge.report import MergeReport, StepReport
 from governance.merge.scratch import clean_litter, drop_scratch, step_back
-from governance.merge.steps import REQUIRED_CHECKS, Refused, SweepHook, Work
+from governance.merge.steps import REQUIRED_CHECKS, Refused, Work
+from governance.merge.sweep_seam import SweepFunction, SweepHook, as_hook
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,7 @@ def prepare_merge(
     forge: Forge,
     options: PrepareOptions,
     *,
-    sweep: SweepHook | None = None,
+    sweep: SweepHook | SweepFunction | None = None,
     say: Callable[[str], None] | None = None,
 ) -> MergeReport:
     """Run the state machine; the report says what happened. Refusals and
@@ -60,7 +61,7 @@ def prepare_merge(
     concurrent run (UsageError) and crashes (after rollback) raise."""
     purpose = f"prepare-merge --pr {options.pr}"
     with locks.hold(jr.lock_path(repo.git_dir, options.pr), purpose):
-        return _prepare_locked(repo, settings, forge, options, sweep, say)
+        return _prepare_locked(repo, settings, forge, options, as_hook(sweep), say)
 
 
 def _prepare_locked(

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from governance.changelog import rules
 from governance.changelog.move import move_inserted
@@ -30,7 +30,8 @@ from governance.merge import decisions
 from governance.merge import journal as jr
 from governance.merge.report import CommitMade, LinkRewritten, MergeReport, StepReport
 from governance.merge.scratch import checkout_lock, drop_scratch
-from governance.sweeps.reuse_pin import Heard, hear
+from governance.merge.sweep_seam import SweepHook, SweepRequest
+from governance.sweeps.reuse_pin import hear
 
 if TYPE_CHECKING:
     from governance.matrix.plan import PlanResult
@@ -39,43 +40,6 @@ if TYPE_CHECKING:
 LOCAL_CHECK = "check-changelog"  # the name gov's own check is recorded under on the local forge
 # What prepare-merge waits for, and `gov queue add --all-green` requires, unless told otherwise.
 REQUIRED_CHECKS: tuple[str, ...] = (LOCAL_CHECK,)
-
-
-@dataclass(frozen=True, slots=True)
-class SweepRequest:
-    """What the sweep seam gets: the post-merge plan, the PR's commits (to
-    find reusable results), the PR head and main tip it was merged from, and
-    the prepared head."""
-
-    pr: int
-    plan: PlanResult
-    pr_commits: tuple[str, ...]
-    prepared: str
-    dry_run: bool
-    pr_head: str = ""
-    main_tip: str = ""
-    # What the PR's `/reuse-sweep-run` comments said (sweeps.reuse_pin).
-    heard: Heard | None = None
-    labels: tuple[str, ...] = ()  # the PR's labels (the `priority` rules read them)
-
-
-@dataclass(frozen=True, slots=True)
-class SweepOutcome:
-    """What the sweep seam returns: its report section, as text and data, and
-    the findings that must stop the merge (rows that failed or cannot run)."""
-
-    text: str
-    data: dict[str, object]
-    problems: list[Violation] = field(default_factory=list)
-    # The PR's results beside main's (`gov results compare`), when there are any.
-    results: str = ""
-    results_data: dict[str, object] | None = None
-
-
-class SweepHook(Protocol):
-    """Reuse and launching plug in here (governance.merge.sweep_step)."""
-
-    def __call__(self, request: SweepRequest) -> SweepOutcome: ...
 
 
 class Refused(Exception):

@@ -1,6 +1,6 @@
 """prepare-merge's sweep step: reuse the PR's results, launch the rest.
 
-The adapter between the merge state machine (`steps.SweepHook`) and the
+The adapter between the merge state machine (`sweep_seam.SweepHook`) and the
 sweeps service (`merge.sweep_service.sweep_after_merge`). Launch scripts are
 taken from the prepared merge commit, checked out in a temporary linked
 worktree, so a row runs the scripts it will land with; results and the run
@@ -20,7 +20,7 @@ from governance.core.codes import violation
 from governance.core.diagnostics import GovError, UsageError, Violation
 from governance.core.settings import Settings
 from governance.git.repo import GitRepo
-from governance.merge.steps import SweepOutcome, SweepRequest
+from governance.merge.sweep_seam import SweepHook, SweepOutcome, SweepRequest
 from governance.sweeps.reuse import ReuseMode
 
 
@@ -54,7 +54,7 @@ def sweep_hook(
     return SweepAfterMerge(repo, settings, options) if wanted else None
 
 
-class SweepAfterMerge:
+class SweepAfterMerge(SweepHook):
     """A `SweepHook` for `prepare_merge(..., sweep=SweepAfterMerge(...))`."""
 
     def __init__(self, repo: GitRepo, settings: Settings, options: SweepOptions) -> None:
