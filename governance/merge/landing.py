@@ -33,9 +33,15 @@ def push(w: Work) -> None:
                 )
             w.forge.require_head(w.options.pr, w.prepared)  # the forge sees what we pushed
         else:
+            mover = w.forge.branch_mover
+            if mover is None:  # its branches move by git push only
+                raise w.refuse(
+                    f"the {w.forge.kind} forge cannot move {w.pull.head_branch} itself",
+                    hint="pass --remote: the branch is pushed with a lease",
+                )
             with checkout_lock(w.repo):  # the PR branch may be checked out here
                 step_off(w.repo, w.journal, w.journal_path, w.pull.head_branch)
-                w.forge.update_branch(w.options.pr, w.prepared, expected_old_sha=w.pull.head_sha)
+                mover.move_branch(w.options.pr, w.prepared, expected_old_sha=w.pull.head_sha)
         if w.journal is not None:
             w.journal.pushed = True
         w.ok(f"{w.pull.head_branch}: {w.pull.head_sha[:10]} -> {w.prepared[:10]}")
