@@ -12,7 +12,7 @@ from governance.changelog.conflict import resolve_conflict
 from governance.changelog.move import Moved, move_inserted
 from governance.merge import decisions
 from governance.merge.report import LinkRewritten
-from governance.merge.steps import Work
+from governance.merge.work import Work
 
 
 def merge(w: Work) -> None:

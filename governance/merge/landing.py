@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from governance.merge import journal as jr
 from governance.merge.scratch import checkout_lock, drop_scratch, step_back, step_off
-from governance.merge.steps import LOCAL_CHECK, Work
+from governance.merge.work import LOCAL_CHECK, Work
 
 
 def push(w: Work) -> None:

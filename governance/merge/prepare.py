@@ -17,7 +17,6 @@ shared checkout around every step that touches it. See docs/prepare-merge.md.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from governance.core import locks
@@ -29,22 +28,8 @@ from governance.merge import changelog_steps, landing, steps
 from governance.merge import journal as jr
 from governance.merge.report import MergeReport, StepReport
 from governance.merge.scratch import clean_litter, drop_scratch, step_back
-from governance.merge.steps import REQUIRED_CHECKS, Refused, Work
 from governance.merge.sweep_seam import SweepFunction, SweepHook, as_hook
-
-
-@dataclass(frozen=True, slots=True)
-class PrepareOptions:
-    pr: int
-    dry_run: bool = False
-    push: bool = True
-    merge: bool = True
-    main_branch: str = "main"
-    remote: str | None = None  # where main and the PR live (github: "origin"); None: local refs
-    required_checks: tuple[str, ...] = REQUIRED_CHECKS
-    check_timeout: float = 900.0
-    poll_interval: float = 5.0
-    plan: bool = True  # compute the post-merge plan (step `plan`)
+from governance.merge.work import PrepareOptions, Refused, Work
 
 
 def prepare_merge(

@@ -10,82 +10,25 @@ commit to make) live in `decisions.py`; this module does the I/O in order.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from governance.changelog import rules
 from governance.changelog.move import move_inserted
 from governance.changelog.rules import CheckMode, Verdict
 from governance.check.service import CheckOptions, run_check
-from governance.core.diagnostics import FindingsError, UsageError, Violation
-from governance.core.settings import Settings
+from governance.core.diagnostics import FindingsError, UsageError
 from governance.core.sweep_gate import modifiers, plan_kwargs
-from governance.forge.base import Forge, PullRequest
 from governance.git.mainref import main_ref
-from governance.git.objects import MergeTree
-from governance.git.repo import GitRepo
 from governance.merge import decisions
 from governance.merge import journal as jr
-from governance.merge.report import CommitMade, LinkRewritten, MergeReport, StepReport
+from governance.merge.report import CommitMade
 from governance.merge.scratch import checkout_lock, drop_scratch
-from governance.merge.sweep_seam import SweepHook, SweepRequest
+from governance.merge.sweep_seam import SweepRequest
+from governance.merge.work import Work
 from governance.sweeps.reuse_pin import hear
 
 if TYPE_CHECKING:
     from governance.matrix.plan import PlanResult
-    from governance.merge.prepare import PrepareOptions
-
-LOCAL_CHECK = "check-changelog"  # the name gov's own check is recorded under on the local forge
-# What prepare-merge waits for, and `gov queue add --all-green` requires, unless told otherwise.
-REQUIRED_CHECKS: tuple[str, ...] = (LOCAL_CHECK,)
-
-
-class Refused(Exception):
-    def __init__(self, step: StepReport) -> None:
-        super().__init__(step.detail)
-        self.step = step
-
-
-@dataclass
-class Work:
-    """The state one run carries from step to step."""
-
-    repo: GitRepo
-    settings: Settings
-    forge: Forge
-    options: PrepareOptions
-    report: MergeReport
-    journal_path: Path
-    sweep: SweepHook | None
-    say: Callable[[str], None]
-    current: str = "preflight"
-    journal: jr.Journal | None = None
-    pull: PullRequest | None = None
-    main_tip: str = ""
-    main_label: str = ""  # which main, e.g. "main@1a2b3c4d5e" (governance.git.mainref)
-    merge_base: str = ""
-    merged: MergeTree | None = None
-    data: bytes | None = None  # the changelog as it will be committed
-    changed: bool = False  # data differs from what the merge (or the PR) has
-    rewrites: list[LinkRewritten] = field(default_factory=list)
-    prepared: str = ""
-    additions: int = 0  # entries the prepared head appends to main
-
-    def step(self, name: str) -> None:
-        self.current = name
-        self.say(f"prepare-merge: {name}")
-
-    def ok(self, detail: str, outcome: str = "ok") -> None:
-        self.report.add(StepReport(self.current, outcome, detail))  # type: ignore[arg-type]
-        if self.journal is not None and outcome != "would":
-            jr.record(self.journal_path, self.journal, self.current)
-        elif outcome != "would":
-            jr.crash_point(self.current)  # nothing written yet: a crash leaves nothing
-
-    def refuse(self, detail: str, violations: Iterable[Violation] = (), hint: str = "") -> Refused:
-        return Refused(StepReport(self.current, "refused", detail, list(violations), hint))
 
 
 # -- steps --------------------------------------------------------------------------
