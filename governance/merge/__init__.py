@@ -3,7 +3,7 @@ and `gov queue` (docs/queue.md).
 
 * `driver`         - `gov merge-driver` (git's %O %A %B contract) and its installation.
 * `prepare`        - the prepare-merge state machine and its rollback.
-* `work`           - what the steps share: a run's options, its state, a step's refusal.
+* `work`           - what the steps share: a run's options and state, a refusal, the results they hand on.
 * `steps`          - the local steps: preflight, validate, commit, check, plan.
 * `changelog_steps` - merge and canonicalize: the merged changelog's bytes, in memory.
 * `landing`        - the forge-facing steps: push, checks, land, finish.

@@ -115,15 +115,18 @@ def rollback(repo: GitRepo, journal: jr.Journal, path: Path) -> str:
 
 
 def run_steps(w: Work, prior: jr.Journal | None) -> None:
-    if not steps.preflight(w, prior):
+    """The steps in order, each handed what the ones before it produced."""
+    fetched = steps.preflight(w, prior)
+    if fetched is None:
         return
-    steps.validate(w)
-    changelog_steps.merge(w)
-    changelog_steps.canonicalize(w)
-    steps.commit(w)
-    steps.check(w)
-    steps.plan(w)
-    landing.push(w)
-    landing.checks(w)
-    landing.land(w)
-    landing.finish(w)
+    pull, base = fetched.pull, fetched.main_tip  # the PR is merged onto main's tip
+    steps.validate(w, pull, base)
+    merged = changelog_steps.merge(w, pull, base)
+    resolved = changelog_steps.canonicalize(w, base, merged)
+    commit = steps.commit(w, fetched, resolved)
+    prepared = steps.check(w, pull, base, commit)
+    steps.plan(w, pull, base, prepared)
+    landing.push(w, pull, prepared.commit)
+    landing.checks(w, prepared.commit)
+    landing.land(w, prepared.commit)
+    landing.finish(w, prepared.commit)

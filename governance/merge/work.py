@@ -1,6 +1,7 @@
 """What the prepare-merge steps share: the options of a run (`PrepareOptions`),
-the state one run carries from step to step (`Work`) and the refusal a step
-raises (`Refused`). In a module of its own so that `prepare` and the step
+what every step reads and reports to (`Work`), the refusal a step raises
+(`Refused`) and the results one step hands the next (`Fetched`, `Merged`,
+`Resolved`, `Prepared`). In a module of its own so that `prepare` and the step
 modules it runs (`steps`, `changelog_steps`, `landing`) import it, never
 each other.
 """
@@ -8,7 +9,7 @@ each other.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from governance.core.diagnostics import Violation
@@ -47,7 +48,9 @@ class Refused(Exception):
 
 @dataclass
 class Work:
-    """The state one run carries from step to step."""
+    """What every step of one run reads and reports to: the repository, the
+    forge, the options, the report and the journal. What a step computes
+    for the next one is its result (below), passed on by `prepare.run_steps`."""
 
     repo: GitRepo
     settings: Settings
@@ -58,17 +61,7 @@ class Work:
     sweep: SweepHook | None
     say: Callable[[str], None]
     current: str = "preflight"
-    journal: jr.Journal | None = None
-    pull: PullRequest | None = None
-    main_tip: str = ""
-    main_label: str = ""  # which main, e.g. "main@1a2b3c4d5e" (governance.git.mainref)
-    merge_base: str = ""
-    merged: MergeTree | None = None
-    data: bytes | None = None  # the changelog as it will be committed
-    changed: bool = False  # data differs from what the merge (or the PR) has
-    rewrites: list[LinkRewritten] = field(default_factory=list)
-    prepared: str = ""
-    additions: int = 0  # entries the prepared head appends to main
+    journal: jr.Journal | None = None  # from the first write (`commit`) on
 
     def step(self, name: str) -> None:
         self.current = name
@@ -83,3 +76,43 @@ class Work:
 
     def refuse(self, detail: str, violations: Iterable[Violation] = (), hint: str = "") -> Refused:
         return Refused(StepReport(self.current, "refused", detail, list(violations), hint))
+
+
+# -- what the steps hand on -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """What preflight read: the PR, and main's tip it is to be merged onto."""
+
+    pull: PullRequest
+    main_tip: str
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """The merge, in memory: the merged tree (None when the PR already
+    contains the base) and the changelog as resolved (None: deleted)."""
+
+    tree: MergeTree | None
+    data: bytes | None
+    changed: bool = False  # data differs from what the merge (or the PR) has
+    rewrites: tuple[LinkRewritten, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The changelog as it will be committed (canonical links) on the merge."""
+
+    tree: MergeTree | None
+    data: bytes
+    changed: bool
+    rewrites: tuple[LinkRewritten, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The prepared commit, checked, and the entries it appends to the base."""
+
+    commit: str
+    additions: int
