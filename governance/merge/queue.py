@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -111,7 +111,9 @@ def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
     def land(pr: int) -> MergeReport:
         settings = main_settings(repo, options.main_branch, options.overrides, remote=None)
         forge = open_forge("local", repo, settings.repository, main_branch=settings.main_branch)
-        hook = sweep_hook(repo, settings, options.sweep, options.sweep_options)
+        # Rows measured by a car ahead (or on main since the PR forked) are not run twice.
+        sweep_options = replace(options.sweep_options, reuse_landed=True)
+        hook = sweep_hook(repo, settings, options.sweep, sweep_options)
         prepare = PrepareOptions(
             pr,
             dry_run=options.dry_run,
