@@ -9,7 +9,10 @@ the queue's end-to-end tests with the local launcher:
   203 measured, its 8k/1k rows are new, its sglang rows are its own;
 * 205's MTP launch script exits 1 (its sweep failed, and fails again);
 * 206 bumps the same image line as 203 to another tag: a `configs/` conflict
-  once 203 has landed.
+  once 203 has landed;
+* 207 (built on request: the PR landed by hand mid-run) raises the H200
+  config's concurrency ceiling to 128: 202's rows gain a conc-128 row, the
+  others keep their identity.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from governance.sweeps.ledger import Ledger, LedgerRun
 from tests.harness import Repo, run_gov
 
 AMD = "configs/amd-master.yaml"
+NVIDIA = "configs/nvidia-master.yaml"
 MTP_SCRIPT = "launch/benchmarks/single_node/fixed_seq_len/dsv4_fp8_mi300x_mtp.sh"
 IMAGE = "image: vllm/vllm-openai-rocm:v0.11.2"
 SEARCH_8K = "- { tp: 8, conc-start: 4, conc-end: 64 }"
@@ -39,7 +43,9 @@ KEYS = {
     204: ("dsv4-fp8-mi300x-vllm", "dsr1-fp8-mi300x-sglang"),
     205: ("dsv4-fp8-mi300x-vllm-mtp",),
     206: ("dsv4-fp8-mi300x-vllm",),
+    207: ("dsv4-fp8-h200-vllm",),
 }
+SIX = (201, 202, 203, 204, 205, 206)
 
 
 def _first_after(text: str, anchor: str, old: str, new: str) -> str:
@@ -61,6 +67,11 @@ def _edits(pr: int, repo: Repo) -> dict[str, str]:
             AMD: _first_after(
                 amd, "dsv4-fp8-mi300x-vllm:", SEARCH_8K, SEARCH_8K.replace("8", "4", 1)
             )
+        }
+    if pr == 207:
+        nvidia = (repo.path / NVIDIA).read_text()
+        return {
+            NVIDIA: _first_after(nvidia, "dsv4-fp8-h200-vllm:", "conc-end: 64", "conc-end: 128")
         }
     if pr == 205:
         return {MTP_SCRIPT: "#!/bin/sh\necho 'no GPU answers' >&2\nexit 1\n"}
@@ -113,12 +124,13 @@ def sweep_head(repo: Repo, pr: int, base: str, plan: Path) -> None:
     assert ran.exit_code == expected, ran.stdout + ran.stderr
 
 
-def build_swept_train(repo: Repo, scratch: Path) -> SweptTrain:
-    """The six PRs of the module docstring, opened on the local forge and swept."""
+def build_swept_train(repo: Repo, scratch: Path, prs: tuple[int, ...] = SIX) -> SweptTrain:
+    """The PRs of the module docstring, opened on the local forge and swept."""
     repo.configure_identity()
     base = repo.sha("main")
     heads = {}
-    for pr, keys in KEYS.items():
+    for pr in prs:
+        keys = KEYS[pr]
         repo.git("checkout", "-q", "-b", f"pr-{pr}", base)
         files = _edits(pr, repo)
         text = (repo.path / "perf-changelog.yaml").read_text()

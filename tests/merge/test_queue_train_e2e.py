@@ -60,9 +60,13 @@ class Ledgered:
     def start(self) -> None:
         self._measured, self._count = self.train.measured(), len(self.train.runs())
 
+    def since_start(self) -> int:
+        """Runs launched since the last `start`."""
+        return len(self.train.runs()) - self._count
+
     def __call__(self, car: CarResult) -> None:
         self.before[car.pr] = self._measured
-        self.launched[car.pr] = len(self.train.runs()) - self._count
+        self.launched[car.pr] = self.since_start()
         self.start()
 
 
@@ -192,3 +196,62 @@ def test_the_same_train_through_the_cli_subprocess(train: SweptTrain, gov_exe: s
     assert_refusals_are_located(train, store)
     # 204's seven retuned rows and 205's five failing ones: nothing else ran.
     assert len(train.runs()) - before == 7 + 5
+
+
+def test_a_pr_landed_by_hand_mid_run_rebases_the_train_and_reruns_nothing_unaffected(
+    sweep_repo: Repo, tmp_path: Path
+) -> None:
+    """After car 204, a maintainer lands PR 207 with `gov prepare-merge --sweep`
+    (it raises the H200 ceiling to 128). The queue reads main again: the cars
+    behind build on 207's commit, and 202's rows launch nothing: its five
+    points are its own, the new conc-128 point is the one 207 measured."""
+    train = build_swept_train(sweep_repo, tmp_path, (*ORDER, 207))
+    store = enqueue(train)
+    ledgered = Ledgered(train)
+    by_hand: dict[str, Any] = {}
+
+    def land_207_after_204(car: CarResult) -> None:
+        ledgered(car)
+        if car.pr != 204:
+            return
+        done = run_gov(
+            "-C", str(train.path), "prepare-merge", "--pr", "207", "--sweep",
+            "--launcher", "local", "--format", "json",
+        )  # fmt: skip
+        assert done.exit_code == 0, done.stdout + done.stderr
+        by_hand.update(json.loads(done.stdout), launched=ledgered.since_start())
+        ledgered.start()
+
+    repo = train.gitrepo()
+    sweep = SweepOptions(launcher="local", progress=False)
+    options = CarOptions("main", sweep=True, sweep_options=sweep, poll_interval=0.01)
+    forge = LocalForge(repo, repository_slug="SemiAnalysisAI/InferenceX")
+    ledgered.start()
+    result = run_queue(
+        repo, store, forge, prepare_car(repo, options), main_branch="main", say=land_207_after_204
+    )
+
+    assert [(c.pr, c.outcome) for c in result.cars] == [
+        (201, "landed"), (203, "landed"), (204, "landed"),
+        (205, "refused"), (202, "landed"), (206, "refused"),
+    ]  # fmt: skip
+    hand = by_hand["merge_commit"]
+    assert train.subjects() == [f"PR {pr} (#{pr})" for pr in (201, 203, 204, 207, 202)]
+    assert train.landed()[3] == hand and by_hand["launched"] == 0  # 207's rows are its own
+    # The train re-based: the next car started on 207's commit, 202 landed on it.
+    by_pr = {car.pr: car for car in result.cars}
+    assert by_pr[205].report is not None and by_pr[205].report.main_tip == hand
+    car_202 = store.get(202)
+    assert car_202 is not None and train.git("rev-parse", f"{car_202.landed_commit}^@") == hand
+    # 202: no launch; the conc-128 row is 207's run, every other row its own.
+    assert ledgered.launched[202] == 0
+    rows = sweep_rows(by_pr[202])
+    assert sorted((r["conc"], r["origin"]) for r in rows) == [
+        (4, "pr"), (8, "pr"), (16, "pr"), (32, "pr"), (64, "pr"), (128, "ahead"),
+    ]  # fmt: skip
+    ahead = next(r for r in rows if r["origin"] == "ahead")
+    assert ledgered.before[202][ahead["identity"]] == 207
+    # The cars around it launched what they launch without a hand landing.
+    assert (ledgered.launched[205], ledgered.launched[206]) == (5, 0)
+    whole = run_gov("-C", str(train.path), "check", "--main")
+    assert whole.exit_code == 0, whole.stdout + whole.stderr
