@@ -29,6 +29,7 @@ from governance.core.state import StateLayout
 from governance.forge import open_forge
 from governance.forge.base import Forge
 from governance.git.repo import GitRepo
+from governance.merge.car_rows import RowCounts, rows_by_decision
 from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.queue_store import Car, QueueStore
 from governance.merge.report import MergeReport
@@ -53,7 +54,13 @@ class CarResult:
     prepared: str = ""  # the commit prepare-merge checked; its tree is the landed tree
     report: MergeReport | None = None
 
+    @property
+    def rows(self) -> RowCounts | None:
+        """The car's sweep rows by decision (None: it did not sweep)."""
+        return rows_by_decision(self.report.sweep_data) if self.report is not None else None
+
     def to_dict(self) -> dict[str, object]:
+        rows = self.rows
         return {
             "pr": self.pr,
             "outcome": self.outcome,
@@ -61,6 +68,7 @@ class CarResult:
             "step": self.step,
             "commit": self.commit,
             "prepared": self.prepared,
+            "rows": rows.to_dict() if rows is not None else None,
             "report": self.report.to_dict() if self.report is not None else None,
         }
 
@@ -278,6 +286,9 @@ def _run_car(
         store.requeue(n, now())
         raise
     crash_point("queue-prepared")
+    rows = rows_by_decision(report.sweep_data)
+    if rows is not None:
+        store.record_rows(n, rows)
     pull = forge.get_pull(n)
     if pull.state == "merged":
         commit = pull.merge_commit_sha or report.merge_commit

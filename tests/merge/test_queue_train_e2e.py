@@ -21,6 +21,7 @@ import pytest
 
 from governance.core.state import StateLayout
 from governance.forge.local import LocalForge
+from governance.merge.car_rows import RowCounts
 from governance.merge.queue import CarOptions, CarResult, RunResult, prepare_car, run_queue
 from governance.merge.queue_store import QueueStore
 from governance.merge.sweep_step import SweepOptions
@@ -79,6 +80,12 @@ def run_train(train: SweptTrain, store: QueueStore, ledgered: Ledgered) -> RunRe
     ledgered.start()
     land = prepare_car(repo, options)
     return run_queue(repo, store, forge, land, main_branch="main", say=ledgered)
+
+
+def rows_of(store: QueueStore, pr: int) -> RowCounts | None:
+    car = store.get(pr)
+    assert car is not None
+    return car.rows
 
 
 def sweep_rows(car: CarResult) -> list[dict[str, Any]]:
@@ -176,6 +183,12 @@ def test_six_prs_four_land_and_only_unmeasured_identities_are_launched(
     # ... and the cars behind it launch nothing: every row of 202 is its own.
     assert ledgered.launched[202] == 0 and ledgered.launched[206] == 0
     assert {r["origin"] for r in sweep_rows(by_pr[202])} == {"pr"}
+    # The queue keeps each car's rows by decision, as its sweep report has them.
+    stored = {pr: rows_of(store, pr) for pr in ORDER}
+    assert stored == {car.pr: car.rows for car in result.cars}
+    assert stored[204] == RowCounts(pr=10, ahead=6, run=7)
+    assert stored[205] == RowCounts(run=5, failed=5)
+    assert stored[206] is None  # refused at merge, before any sweep
 
 
 def test_the_same_train_through_the_cli_subprocess(train: SweptTrain, gov_exe: str) -> None:
@@ -196,6 +209,20 @@ def test_the_same_train_through_the_cli_subprocess(train: SweptTrain, gov_exe: s
     assert_refusals_are_located(train, store)
     # 204's seven retuned rows and 205's five failing ones: nothing else ran.
     assert len(train.runs()) - before == 7 + 5
+    # `gov queue status` shows each car's rows by decision, in text and JSON.
+    status = run_gov("-C", str(train.path), "queue", "status", "--format", "json")
+    rows = {c["pr"]: c["rows"] for c in json.loads(status.stdout)["cars"]}
+    assert rows == {
+        201: {"pr": 12, "ahead": 0, "run": 0, "failed": 0},
+        203: {"pr": 13, "ahead": 0, "run": 0, "failed": 0},
+        204: {"pr": 10, "ahead": 6, "run": 7, "failed": 0},
+        205: {"pr": 0, "ahead": 0, "run": 5, "failed": 5},
+        202: {"pr": 5, "ahead": 0, "run": 0, "failed": 0},
+        206: None,
+    }
+    text = run_gov("-C", str(train.path), "queue", "status").stdout
+    assert "(rows: 10 by the PR, 6 by a car ahead, 7 run)" in text, text
+    assert "at plan (rows: 0 by the PR, 0 by a car ahead, 5 run, 5 of them failed): sweep:" in text
 
 
 def test_a_pr_landed_by_hand_mid_run_rebases_the_train_and_reruns_nothing_unaffected(
