@@ -117,8 +117,10 @@ def assert_main_is_the_four_cars(train: SweptTrain, store: QueueStore) -> None:
             "--base-ref", parent, "--head-ref", commit, "--exact-base",
         )  # fmt: skip
         assert each.exit_code == 0, each.stdout + each.stderr
-    whole = run_gov("-C", str(train.path), "check", "--main")
+    # And the four together: main since the train started, canonical links only.
+    whole = run_gov("-C", str(train.path), "check", "--main", "--base-ref", train.base)
     assert whole.exit_code == 0, whole.stdout + whole.stderr
+    assert "4 appended entries" in whole.stdout and "main mode" in whole.stdout, whole.stdout
     assert train.git("status", "--porcelain") == ""
     assert train.git("for-each-ref", "refs/gov") == ""
     assert train.git("worktree", "list", "--porcelain").count("worktree ") == 1
