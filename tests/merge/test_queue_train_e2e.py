@@ -222,6 +222,7 @@ def test_the_same_train_through_the_cli_subprocess(train: SweptTrain, gov_exe: s
         202: {"pr": 5, "ahead": 0, "run": 0, "failed": 0},
         206: None,
     }
+    assert {c["pr"]: c["rows"] for c in cars} == rows  # what `run --format json` said per car
     text = run_gov("-C", str(train.path), "queue", "status").stdout
     assert "(rows: 10 by the PR, 6 by a car ahead, 7 run)" in text, text
     assert "at plan (rows: 0 by the PR, 0 by a car ahead, 5 run, 5 of them failed): sweep:" in text
