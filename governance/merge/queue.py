@@ -112,6 +112,12 @@ class CarOptions:
     check_timeout: float = 900.0
 
 
+def car_sweep(options: CarOptions) -> SweepOptions:
+    """A car's sweep options: rows measured by a car ahead (or on main since the
+    PR forked) are not run twice (docs/queue.md, 'Sweeps across the train')."""
+    return replace(options.sweep_options, reuse_landed=True)
+
+
 def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
     """prepare-merge on the local forge, each car with the settings of main's
     tip as the car before left it."""
@@ -119,9 +125,7 @@ def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
     def land(pr: int) -> MergeReport:
         settings = main_settings(repo, options.main_branch, options.overrides, remote=None)
         forge = open_forge("local", repo, settings.repository, main_branch=settings.main_branch)
-        # Rows measured by a car ahead (or on main since the PR forked) are not run twice.
-        sweep_options = replace(options.sweep_options, reuse_landed=True)
-        hook = sweep_hook(repo, settings, options.sweep, sweep_options)
+        hook = sweep_hook(repo, settings, options.sweep, car_sweep(options))
         prepare = PrepareOptions(
             pr,
             dry_run=options.dry_run,
