@@ -25,6 +25,7 @@ and `gov queue` (docs/queue.md).
 * `queue_report`   - `gov queue report`, pure: cars and ledger rows in, a typed report out.
 * `queue_costs`    - what each landed car's rows cost: the ledger's rows and their GPU counts.
 * `queue_report_render` - `gov queue report` as text, JSON or markdown.
+* `car_rows`       - a car's sweep rows by decision: by the PR, by a car ahead, run.
 * `onboarding`     - `gov init`: detect the layout, propose settings, hooks, CI and attributes.
 * `worktree_edits` - `gov canonicalize` and `gov resolve-conflict` on the working tree.
 """

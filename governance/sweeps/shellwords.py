@@ -19,9 +19,16 @@ _ASSIGN_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=$")
 # character the loops below treat specially is excluded.
 _PLAIN = re.compile(r"""[^ \t\n;&|<>()=\\'"$`]*""")
 _PLAIN_DOUBLE = re.compile(r"""[^"\\$`]*""")
+# A whole word of plain characters (`=` included), ended by a separator or the
+# end: most words of a launch script, read in one match. A `(` after it may
+# open an array, which the character loop decides.
+_SIMPLE_WORD = re.compile(r"""[^ \t\n;&|<>()\\'"$`]+(?=[ \t\n;&|<>)]|\Z)""")
+_BLANKS = re.compile(r"[ \t\r]+")
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a script has tens of thousands of words, and a frozen
+# dataclass's `__init__` costs three times as much (nothing mutates them).
+@dataclass(slots=True)
 class Word:
     text: str  # quotes removed; expansions kept as written
     start: int  # offset (characters) of the word's first character
@@ -128,49 +135,59 @@ class _Lexer:
         """Read one word starting at `self.i`."""
         s, n = self.s, len(self.s)
         start = self.i
+        simple = _SIMPLE_WORD.match(s, start)
+        if simple is not None:
+            text = simple.group()
+            equals = text.find("=")
+            self.i = simple.end()
+            value_start = start + equals + 1 if equals >= 0 else -1
+            self.words.append(Word(text, start, False, value_start, end=self.i))
+            return
         out: list[str] = []
         dynamic = value_dynamic = False
         value_start = -1
-        while self.i < n:
-            c = s[self.i]
+        i = start  # a local index: this loop runs once per word part
+        while i < n:
+            c = s[i]
             if c in " \t\n;&|<>()":
                 if c == "(" and _ASSIGN_ARRAY.search("".join(out)) and not dynamic:
                     self.array_depth += 1
-                    self.i += 1
+                    i += 1
                     out.append("(")
                 break
             if c == "=" and value_start < 0:
-                value_start = self.i + 1
-            in_value = value_start >= 0 and self.i >= value_start
+                value_start = i + 1
+            in_value = value_start >= 0 and i >= value_start
             if c == "\\":
-                if self.i + 1 < n and s[self.i + 1] == "\n":
-                    self.i += 2
+                if i + 1 < n and s[i + 1] == "\n":
+                    i += 2
                     continue
-                out.append(s[self.i + 1 : self.i + 2])
-                self.i += 2
+                out.append(s[i + 1 : i + 2])
+                i += 2
             elif c == "'":
-                end = s.find("'", self.i + 1)
+                end = s.find("'", i + 1)
                 end = n if end < 0 else end
-                out.append(s[self.i + 1 : end])
-                self.i = end + 1
+                out.append(s[i + 1 : end])
+                i = end + 1
             elif c == '"':
-                end, text, dyn = self.skip_double(self.i)
+                end, text, dyn = self.skip_double(i)
                 out.append(text)
                 dynamic |= dyn
                 value_dynamic |= dyn and in_value
-                self.i = end
+                i = end
             elif c in "$`":
-                end = self.skip_expansion(self.i)
-                out.append(s[self.i : end])
+                end = self.skip_expansion(i)
+                out.append(s[i:end])
                 dynamic = True
                 value_dynamic |= in_value
-                self.i = end
+                i = end
             else:  # a run of plain characters at once (the same as one at a time)
-                end = _PLAIN.match(s, self.i).end()  # type: ignore[union-attr]
-                out.append(s[self.i : max(end, self.i + 1)])
-                self.i = max(end, self.i + 1)
+                end = max(_PLAIN.match(s, i).end(), i + 1)  # type: ignore[union-attr]
+                out.append(s[i:end])
+                i = end
+        self.i = i
         text = "".join(out)
-        self.words.append(Word(text, start, dynamic, value_start, value_dynamic, end=self.i))
+        self.words.append(Word(text, start, dynamic, value_start, value_dynamic, end=i))
 
     def operator(self) -> None:
         s, n = self.s, len(self.s)
@@ -224,7 +241,7 @@ class _Lexer:
                 if self.heredocs:
                     self.read_heredoc_bodies()
             elif c in " \t\r":
-                self.i += 1
+                self.i = _BLANKS.match(s, self.i).end()  # type: ignore[union-attr]
             elif c == "\\" and self.i + 1 < n and s[self.i + 1] == "\n":
                 self.i += 2
             elif c == "#":
