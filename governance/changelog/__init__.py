@@ -2,6 +2,7 @@
 Pure: bytes in, data or bytes out (docs/rules.md, docs/prepare-merge.md).
 
 * `document`     - bytes -> `Changelog`: entries with byte spans, lines, parsed values.
+* `entries`      - `Entry` and `Changelog`: the types `document` builds and its helpers read.
 * `bounds`       - size bounds and line separators, checked on bytes before any YAML.
 * `model`        - the pydantic schema of one entry.
 * `entry_schema` - an entry's schema faults as located violations.

@@ -18,41 +18,14 @@ from typing import Any
 
 from governance.changelog import bounds as limits
 from governance.changelog.bounds import MAX_CHANGELOG_BYTES, entry_starts
+from governance.changelog.entries import Changelog, Entry
 from governance.changelog.entry_schema import schema_violations
+from governance.changelog.positions import locate
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation, line_col
 from governance.core.yamlsafe import YamlLoadError, load
 
 _ENTRY_PREFIX = "- config-keys:"
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One top-level item. Offsets are byte offsets into the file."""
-
-    index: int  # 1-based position in the file
-    start: int  # offset of its `- config-keys:` line
-    content_end: int  # end of its last non-blank line (the content block)
-    end: int  # start of the next entry, or EOF
-    line: int  # 1-based line of `start`
-    raw: Any  # the parsed mapping as YAML produced it; None when trusted, not parsed
-
-    @property
-    def pr_link(self) -> object:
-        return (
-            self.raw.get("pr-link", self.raw.get("pr_link")) if isinstance(self.raw, dict) else None
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Changelog:
-    path: str
-    data: bytes
-    entries: tuple[Entry, ...]
-
-    def block(self, entry: Entry) -> bytes:
-        """The entry's content block (from its first line to its last content line)."""
-        return self.data[entry.start : entry.content_end]
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,8 +260,6 @@ def _description_fault(data: bytes, entry: Entry, path: str, source: str) -> Vio
     message = limits.description_fault(len(description)) if isinstance(description, list) else None
     if message is None:
         return None
-    from governance.changelog.positions import locate  # positions imports this module
-
     changelog = Changelog(path, data, (entry,))
     line, column = locate(changelog, entry, ("description", limits.MAX_DESCRIPTION_LINES))
     return violation(

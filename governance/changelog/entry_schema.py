@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import ValidationError
 
+from governance.changelog.entries import Changelog, Entry
 from governance.changelog.model import FIELD_ALIASES, ChangelogEntry
 from governance.changelog.positions import locate
 from governance.core import schema_faults
 from governance.core.diagnostics import Violation
 from governance.core.schema_faults import SchemaFault
 from governance.core.suggest import did_you_mean
-
-if TYPE_CHECKING:
-    from governance.changelog.document import Changelog, Entry
-
 
 _SCHEMA_CODES = {
     "extra_forbidden": "GOV202",

@@ -7,12 +7,10 @@ column, the entry's span alone is re-read with ruamel's round-trip loader.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from governance.changelog.entries import Changelog, Entry
 from governance.core.yamlsafe import YamlLoadError, load, position
-
-if TYPE_CHECKING:
-    from governance.changelog.document import Changelog, Entry
 
 
 @lru_cache(maxsize=256)

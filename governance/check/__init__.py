@@ -9,6 +9,7 @@
 * `authoring`      - `gov add` and `gov check --fix`: validate, then write once, atomically.
 * `render`         - findings as text, JSON, GitHub annotations and markdown.
 * `findings_cache` - the plan half of a check, cached by the bytes it judged.
+* `flag_cache`     - launch scripts' serving-engine flag uses, remembered by their bytes.
 * `answers`        - rendered check and plan answers, remembered by their inputs.
 * `schemas`        - the JSON Schemas under `schemas/`, generated from the models.
 * `sides`          - the settings of one side (the checkout, a revision, main's tip): the one loader.

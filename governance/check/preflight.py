@@ -15,7 +15,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from governance.changelog.rules import Verdict
     from governance.check.service import CheckOptions
     from governance.sweeps.dispatch import Resolved
+    from governance.sweeps.shellscan import FlagUse
 
 BASH_TIMEOUT_SECONDS = 20.0
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024  # a launch script larger than this is not scanned
@@ -108,9 +109,14 @@ def run_preflight(
     document: Mapping[str, Any],
     head_commit: str | None,
     base_commit: str,
+    *,
+    read_cache: bool = True,
 ) -> Preflight:
     """Check the scripts the plan `document`'s rows will run, as they are in
-    the snapshot being judged (`head_commit`, or the working tree)."""
+    the snapshot being judged (`head_commit`, or the working tree).
+    `read_cache=False` (`--no-cache`): scripts' flag uses are lexed afresh."""
+    from governance.check.flag_cache import FlagUseCache
+    from governance.core.state import StateLayout
     from governance.sweeps.dispatch import SweepPaths, resolve_rows, resolver_for
     from governance.sweeps.identity import plan_rows
 
@@ -148,7 +154,8 @@ def run_preflight(
         changed = (
             _changed(repo, base_commit, prefix, files, snapshot.blobs) if tracked else frozenset()
         )
-        result.warnings, result.scanned = _flag_warnings(files, result.scripts, changed)
+        uses = FlagUseCache(StateLayout(repo.git_dir).shell_cache, read=read_cache).uses
+        result.warnings, result.scanned = _flag_warnings(files, result.scripts, changed, uses)
     result.violations = _dedupe(result.violations)
     return result
 
@@ -284,13 +291,16 @@ def _changed(
 
 
 def _flag_warnings(
-    files: Mapping[str, bytes], checked: list[str], changed: frozenset[str]
+    files: Mapping[str, bytes],
+    checked: list[str],
+    changed: frozenset[str],
+    read_uses: Callable[[bytes], Sequence[FlagUse]],
 ) -> tuple[list[Violation], int]:
-    from governance.sweeps.shellscan import flag_uses, flag_warnings, focused_index
+    from governance.sweeps.shellscan import flag_warnings, focused_index
 
     scripts = {p: d for p, d in files.items() if p.endswith(".sh") and len(d) <= MAX_SCRIPT_BYTES}
-    reviewed = {path: flag_uses(scripts[path]) for path in checked if path in scripts}
-    index = focused_index(scripts, reviewed, changed)
+    reviewed = {path: read_uses(scripts[path]) for path in checked if path in scripts}
+    index = focused_index(scripts, reviewed, changed, read_uses)
     out = []
     for path in checked:
         data = scripts.get(path)
@@ -345,7 +355,9 @@ def sweep_preflight(
                 )
             ]
         )
-    return run_preflight(repo, settings, document, commit, base_commit)
+    return run_preflight(
+        repo, settings, document, commit, base_commit, read_cache=not options.no_cache
+    )
 
 
 def _plan_document(

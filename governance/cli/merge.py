@@ -127,8 +127,8 @@ def prepare_merge(
     from governance.merge.prepare import PrepareOptions
     from governance.merge.prepare import prepare_merge as run
     from governance.merge.report import render_json, render_text
-    from governance.merge.steps import REQUIRED_CHECKS
     from governance.merge.sweep_step import SweepOptions, reuse_mode, sweep_hook
+    from governance.merge.work import REQUIRED_CHECKS
 
     repo = GitRepo(state.repo_path)
     warn_unknown_variables()

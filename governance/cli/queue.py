@@ -166,7 +166,7 @@ def _add_all_green(
     """List the green PRs (and why the others are not), ask, enqueue them."""
     from governance.core.diagnostics import UsageError
     from governance.merge.queue_green import green_candidates, render_candidates
-    from governance.merge.steps import REQUIRED_CHECKS
+    from governance.merge.work import REQUIRED_CHECKS
 
     required = tuple(require_check or REQUIRED_CHECKS)
     if any(not name.strip() for name in required):

@@ -12,6 +12,7 @@ one SQLite helper its databases share.
                        per run, runs/<launch token>/<job key>/ (sweeps/runfiles.py)
   matrix-cache/        parsed master-config blocks, keyed by content (one SQLite file)
   check-cache/         check findings, keyed by the bytes they were computed from
+  shell-cache/         launch scripts' serving-engine flag uses, keyed by their bytes
   merge/pr-N.json      prepare-merge journals
   locks/               lock files of runs in progress
 ```
@@ -64,6 +65,10 @@ class StateLayout:
     @property
     def matrix_cache(self) -> Path:
         return self.root / "matrix-cache"
+
+    @property
+    def shell_cache(self) -> Path:
+        return self.root / "shell-cache"
 
     @property
     def check_cache(self) -> Path:

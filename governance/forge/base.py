@@ -11,7 +11,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from governance.core.diagnostics import EXIT_FINDINGS, GovError
 
@@ -120,6 +120,29 @@ class ChecksTimeoutError(ForgeRefusal):
 # -- the interface -----------------------------------------------------------
 
 
+class CheckRecorder(Protocol):
+    """A forge on which gov itself is the CI: it records check runs."""
+
+    def record_check(
+        self,
+        sha: str,
+        name: str,
+        *,
+        status: Literal["queued", "in_progress", "completed"] = "completed",
+        conclusion: str | None = None,
+        details_url: str = "",
+    ) -> CheckRun: ...
+
+
+class BranchMover(Protocol):
+    """A forge whose PR branches are refs gov can move itself (local)."""
+
+    def move_branch(self, number: int, new_sha: str, *, expected_old_sha: str) -> PullRequest:
+        """Move PR `number`'s branch to `new_sha` by compare-and-swap against
+        `expected_old_sha`; `HeadMovedError` when it is elsewhere."""
+        ...
+
+
 class Forge(ABC):
     """One repository on one forge. Methods raise `ForgeError` subclasses."""
 
@@ -160,17 +183,24 @@ class Forge(ABC):
     ) -> MergeResult:
         """Squash-merge; raises `HeadMovedError` unless the head is `expected_head_sha`."""
 
-    @abstractmethod
-    def update_branch(
-        self, number: int, new_sha: str, *, expected_old_sha: str | None = None
-    ) -> PullRequest:
-        """Make the PR head `new_sha`. Local: a compare-and-swap of the branch ref.
-        GitHub: the caller has pushed; this only verifies the PR head is `new_sha`."""
+    # -- optional capabilities (None: this forge has not got it) ---------------
+
+    @property
+    def check_recorder(self) -> CheckRecorder | None:
+        """Where gov records its own checks; None where CI reports them (GitHub)."""
+        return None
+
+    @property
+    def branch_mover(self) -> BranchMover | None:
+        """Moves PR branches itself; None where they move by `git push` (GitHub:
+        push with a lease, then `require_head`)."""
+        return None
 
     # -- shared behaviour ----------------------------------------------------
 
     def require_head(self, number: int, expected_sha: str) -> PullRequest:
-        """The PR, provided its head is still `expected_sha`."""
+        """The PR, provided the forge sees its head at `expected_sha` (still there,
+        or just pushed there)."""
         pr = self.get_pull(number)
         if pr.head_sha != expected_sha:
             raise HeadMovedError(number, expected_sha, pr.head_sha)

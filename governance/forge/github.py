@@ -209,12 +209,6 @@ class GitHubForge(Forge):
 
     # -- branch updates and merge -------------------------------------------------------
 
-    def update_branch(
-        self, number: int, new_sha: str, *, expected_old_sha: str | None = None
-    ) -> PullRequest:
-        """The caller pushed with git; confirm GitHub now sees `new_sha` as the head."""
-        return self.require_head(number, new_sha)
-
     def merge_pull(
         self,
         number: int,

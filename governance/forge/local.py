@@ -16,6 +16,8 @@ from typing import Literal
 
 from governance.core.state import StateLayout
 from governance.forge.base import (
+    BranchMover,
+    CheckRecorder,
     CheckRun,
     Comment,
     Forge,
@@ -212,6 +214,10 @@ class LocalForge(Forge):
 
     # -- checks --------------------------------------------------------------------
 
+    @property
+    def check_recorder(self) -> CheckRecorder:
+        return self  # gov is the CI here: its checks are recorded on this forge
+
     def record_check(
         self,
         sha: str,
@@ -255,18 +261,19 @@ class LocalForge(Forge):
 
     # -- branch updates and merge ------------------------------------------------
 
-    def update_branch(
-        self, number: int, new_sha: str, *, expected_old_sha: str | None = None
-    ) -> PullRequest:
-        """Move the PR branch to `new_sha`, compare-and-swap against
-        `expected_old_sha` (default: the head we read just now)."""
+    @property
+    def branch_mover(self) -> BranchMover:
+        return self  # PR branches are this repository's own refs
+
+    def move_branch(self, number: int, new_sha: str, *, expected_old_sha: str) -> PullRequest:
+        """Move the PR branch to `new_sha`, compare-and-swap against `expected_old_sha`."""
         pr = self.get_pull(number)
         if pr.state != "open":
             raise MergeRefusedError(f"PR #{number} is {pr.state}", "only open PRs can be updated")
-        old = expected_old_sha if expected_old_sha is not None else pr.head_sha
         ref = f"refs/heads/{pr.head_branch}"
-        if not self.repo.compare_and_swap_ref(ref, new_sha, old, f"gov: update PR #{number}"):
-            raise HeadMovedError(number, old, self.repo.ref_sha(ref) or "")
+        message = f"gov: update PR #{number}"
+        if not self.repo.compare_and_swap_ref(ref, new_sha, expected_old_sha, message):
+            raise HeadMovedError(number, expected_old_sha, self.repo.ref_sha(ref) or "")
         return self.get_pull(number)
 
     def merge_pull(

@@ -3,6 +3,7 @@ and `gov queue` (docs/queue.md).
 
 * `driver`         - `gov merge-driver` (git's %O %A %B contract) and its installation.
 * `prepare`        - the prepare-merge state machine and its rollback.
+* `work`           - what the steps share: a run's options and state, a refusal, the results they hand on.
 * `steps`          - the local steps: preflight, validate, commit, check, plan.
 * `changelog_steps` - merge and canonicalize: the merged changelog's bytes, in memory.
 * `landing`        - the forge-facing steps: push, checks, land, finish.
@@ -10,6 +11,7 @@ and `gov queue` (docs/queue.md).
 * `journal`        - where every ref was and how far a run got, for crash recovery.
 * `scratch`        - the scratch ref and the shared checkout: locked, compare-and-swap, stepped off.
 * `report`         - what prepare-merge did, as text or JSON.
+* `sweep_seam`     - the sweep hook's type, what it is handed and what it returns.
 * `sweep_step`     - the sweep step: the merged tree's scripts in a temporary worktree.
 * `sweep_service`  - reuse per row from the ledger, launch the rest.
 * `sweep_section`  - the sweep part of a merge report: per row reused or rerun, and why.
@@ -23,6 +25,7 @@ and `gov queue` (docs/queue.md).
 * `queue_report`   - `gov queue report`, pure: cars and ledger rows in, a typed report out.
 * `queue_costs`    - what each landed car's rows cost: the ledger's rows and their GPU counts.
 * `queue_report_render` - `gov queue report` as text, JSON or markdown.
+* `car_rows`       - a car's sweep rows by decision: by the PR, by a car ahead, run.
 * `onboarding`     - `gov init`: detect the layout, propose settings, hooks, CI and attributes.
 * `worktree_edits` - `gov canonicalize` and `gov resolve-conflict` on the working tree.
 """

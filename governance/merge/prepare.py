@@ -17,7 +17,6 @@ shared checkout around every step that touches it. See docs/prepare-merge.md.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from governance.core import locks
@@ -29,21 +28,8 @@ from governance.merge import changelog_steps, landing, steps
 from governance.merge import journal as jr
 from governance.merge.report import MergeReport, StepReport
 from governance.merge.scratch import clean_litter, drop_scratch, step_back
-from governance.merge.steps import REQUIRED_CHECKS, Refused, SweepHook, Work
-
-
-@dataclass(frozen=True, slots=True)
-class PrepareOptions:
-    pr: int
-    dry_run: bool = False
-    push: bool = True
-    merge: bool = True
-    main_branch: str = "main"
-    remote: str | None = None  # where main and the PR live (github: "origin"); None: local refs
-    required_checks: tuple[str, ...] = REQUIRED_CHECKS
-    check_timeout: float = 900.0
-    poll_interval: float = 5.0
-    plan: bool = True  # compute the post-merge plan (step `plan`)
+from governance.merge.sweep_seam import SweepFunction, SweepHook, as_hook
+from governance.merge.work import PrepareOptions, Refused, Work
 
 
 def prepare_merge(
@@ -52,7 +38,7 @@ def prepare_merge(
     forge: Forge,
     options: PrepareOptions,
     *,
-    sweep: SweepHook | None = None,
+    sweep: SweepHook | SweepFunction | None = None,
     say: Callable[[str], None] | None = None,
 ) -> MergeReport:
     """Run the state machine; the report says what happened. Refusals and
@@ -60,7 +46,7 @@ def prepare_merge(
     concurrent run (UsageError) and crashes (after rollback) raise."""
     purpose = f"prepare-merge --pr {options.pr}"
     with locks.hold(jr.lock_path(repo.git_dir, options.pr), purpose):
-        return _prepare_locked(repo, settings, forge, options, sweep, say)
+        return _prepare_locked(repo, settings, forge, options, as_hook(sweep), say)
 
 
 def _prepare_locked(
@@ -129,15 +115,18 @@ def rollback(repo: GitRepo, journal: jr.Journal, path: Path) -> str:
 
 
 def run_steps(w: Work, prior: jr.Journal | None) -> None:
-    if not steps.preflight(w, prior):
+    """The steps in order, each handed what the ones before it produced."""
+    fetched = steps.preflight(w, prior)
+    if fetched is None:
         return
-    steps.validate(w)
-    changelog_steps.merge(w)
-    changelog_steps.canonicalize(w)
-    steps.commit(w)
-    steps.check(w)
-    steps.plan(w)
-    landing.push(w)
-    landing.checks(w)
-    landing.land(w)
-    landing.finish(w)
+    pull, base = fetched.pull, fetched.main_tip  # the PR is merged onto main's tip
+    steps.validate(w, pull, base)
+    merged = changelog_steps.merge(w, pull, base)
+    resolved = changelog_steps.canonicalize(w, base, merged)
+    commit = steps.commit(w, fetched, resolved)
+    prepared = steps.check(w, pull, base, commit)
+    steps.plan(w, pull, base, prepared)
+    landing.push(w, pull, prepared.commit)
+    landing.checks(w, prepared.commit)
+    landing.land(w, prepared.commit)
+    landing.finish(w, prepared.commit)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +29,7 @@ from governance.core.state import StateLayout
 from governance.forge import open_forge
 from governance.forge.base import Forge
 from governance.git.repo import GitRepo
+from governance.merge.car_rows import RowCounts, rows_by_decision
 from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.queue_store import Car, QueueStore
 from governance.merge.report import MergeReport
@@ -53,7 +54,13 @@ class CarResult:
     prepared: str = ""  # the commit prepare-merge checked; its tree is the landed tree
     report: MergeReport | None = None
 
+    @property
+    def rows(self) -> RowCounts | None:
+        """The car's sweep rows by decision (None: it did not sweep)."""
+        return rows_by_decision(self.report.sweep_data) if self.report is not None else None
+
     def to_dict(self) -> dict[str, object]:
+        rows = self.rows
         return {
             "pr": self.pr,
             "outcome": self.outcome,
@@ -61,6 +68,7 @@ class CarResult:
             "step": self.step,
             "commit": self.commit,
             "prepared": self.prepared,
+            "rows": rows.to_dict() if rows is not None else None,
             "report": self.report.to_dict() if self.report is not None else None,
         }
 
@@ -104,6 +112,12 @@ class CarOptions:
     check_timeout: float = 900.0
 
 
+def car_sweep(options: CarOptions) -> SweepOptions:
+    """A car's sweep options: rows measured by a car ahead (or on main since the
+    PR forked) are not run twice (docs/queue.md, 'Sweeps across the train')."""
+    return replace(options.sweep_options, reuse_landed=True)
+
+
 def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
     """prepare-merge on the local forge, each car with the settings of main's
     tip as the car before left it."""
@@ -111,7 +125,7 @@ def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
     def land(pr: int) -> MergeReport:
         settings = main_settings(repo, options.main_branch, options.overrides, remote=None)
         forge = open_forge("local", repo, settings.repository, main_branch=settings.main_branch)
-        hook = sweep_hook(repo, settings, options.sweep, options.sweep_options)
+        hook = sweep_hook(repo, settings, options.sweep, car_sweep(options))
         prepare = PrepareOptions(
             pr,
             dry_run=options.dry_run,
@@ -276,6 +290,9 @@ def _run_car(
         store.requeue(n, now())
         raise
     crash_point("queue-prepared")
+    rows = rows_by_decision(report.sweep_data)
+    if rows is not None:
+        store.record_rows(n, rows)
     pull = forge.get_pull(n)
     if pull.state == "merged":
         commit = pull.merge_commit_sha or report.merge_commit

@@ -26,7 +26,7 @@ from governance.forge.github_queue import commit_tree, edit_comment, may_write
 from governance.forge.rest import GitHubHTTPError
 from governance.git.repo import GitRepo
 from governance.merge.prepare import PrepareOptions, prepare_merge
-from governance.merge.queue import CarBusy, CarOptions, LandCar, utc_stamp
+from governance.merge.queue import CarBusy, CarOptions, LandCar, car_sweep, utc_stamp
 from governance.merge.queue_github import dequeue, moved, refuse
 from governance.merge.queue_store import ACTIVE, Car, GitHubCar, QueueStore
 from governance.merge.report import MergeReport
@@ -61,7 +61,7 @@ def land_car(side: GitHubSide, options: CarOptions) -> LandCar:
 
     def land(pr: int) -> MergeReport:
         settings = side.settings(options.overrides)
-        hook = sweep_hook(side.repo, settings, options.sweep, options.sweep_options)
+        hook = sweep_hook(side.repo, settings, options.sweep, car_sweep(options))
         prepare = PrepareOptions(
             pr,
             dry_run=options.dry_run,

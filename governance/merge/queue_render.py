@@ -31,10 +31,11 @@ def render_status(cars: list[Car], paused: bool) -> str:
     for car in cars:
         if car.state in ACTIVE:
             continue
+        rows = f" (rows: {car.rows.text()})" if car.rows is not None else ""
         if car.state == "landed":
-            note = f"as {car.landed_commit[:12]}"
+            note = f"as {car.landed_commit[:12]}{rows}"
         elif car.state == "refused":
-            note = f"at {car.refused_step}: {car.refused_reason}"
+            note = f"at {car.refused_step}{rows}: {car.refused_reason}"
         else:
             note = f"at {car.updated_at}"
         lines.append(f"       PR #{car.pr:<6} {car.priority:<6} {car.state:<8} {note}")
@@ -45,10 +46,11 @@ def render_status(cars: list[Car], paused: bool) -> str:
 
 def render_car(car: CarResult) -> str:
     mark = {"landed": "ok", "refused": "NO", "busy": "..", "would": ".."}[car.outcome]
+    rows = f" (rows: {car.rows.text()})" if car.rows is not None else ""
     if car.outcome == "landed":  # the detail says how: "landed as …", "already merged as …"
-        return f"[{mark}] PR #{car.pr} {car.detail}"
+        return f"[{mark}] PR #{car.pr} {car.detail}{rows}"
     where = f" at {car.step}" if car.step and car.outcome == "refused" else ""
-    return f"[{mark}] PR #{car.pr} {car.outcome}{where}: {car.detail}"
+    return f"[{mark}] PR #{car.pr} {car.outcome}{where}{rows}: {car.detail}"
 
 
 def render_summary(result: RunResult) -> str:

@@ -12,6 +12,8 @@ holding the queue-level `paused` flag. States:
 A car left `running` by a killed run is resumed first by the next run. A car
 asked for on GitHub also has a `github` row: the PR head it was asked at, who
 asked, and gov's status comment on the PR (`merge.queue_github`).
+Schema v2 adds `car_rows`: the last attempt's sweep rows by decision (a v1
+file gains the table when a newer gov opens it).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from typing import Literal
 
 from governance.core.diagnostics import GovError, UsageError
 from governance.core.state import SqliteStore, StateLayout
+from governance.merge.car_rows import RowCounts
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Priority = Literal["high", "normal", "low"]
 CarState = Literal["queued", "running", "landed", "refused", "removed"]
@@ -56,8 +59,18 @@ CREATE TABLE IF NOT EXISTS github (
     asked_by TEXT NOT NULL DEFAULT '', -- who asked, and how: "@user (label gov-queue)"
     note TEXT NOT NULL DEFAULT '',     -- why the car was dequeued or its request not heard
     comment_id INTEGER NOT NULL DEFAULT 0  -- gov's status comment on the PR
+);
+CREATE TABLE IF NOT EXISTS car_rows (
+    pr INTEGER PRIMARY KEY,            -- a car's last sweep (v2)
+    by_pr INTEGER NOT NULL,            -- reused: measured by the PR itself
+    ahead INTEGER NOT NULL,            -- reused: measured by a car ahead
+    run INTEGER NOT NULL,              -- launched by the car
+    failed INTEGER NOT NULL            -- of those, no result
 )
 """
+_SELECT = (
+    "SELECT cars.*, r.by_pr, r.ahead, r.run, r.failed FROM cars LEFT JOIN car_rows r USING (pr)"
+)
 
 _ORDER = "CASE priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, enqueued_at, seq"
 
@@ -78,11 +91,13 @@ class Car:
     prepared: str = ""
     refused_step: str = ""
     refused_reason: str = ""
+    rows: RowCounts | None = None  # the last attempt's sweep rows by decision (None: no sweep)
 
     def to_dict(self) -> dict[str, object]:
         data = asdict(self)
         step, reason = data.pop("refused_step"), data.pop("refused_reason")
         data["refusal"] = {"step": step, "reason": reason} if self.state == "refused" else None
+        data["rows"] = self.rows.to_dict() if self.rows is not None else None
         return data
 
 
@@ -109,6 +124,9 @@ def _car(row: sqlite3.Row) -> Car:
         prepared=row["prepared"],
         refused_step=row["refused_step"],
         refused_reason=row["refused_reason"],
+        rows=None
+        if row["by_pr"] is None
+        else RowCounts(row["by_pr"], row["ahead"], row["run"], row["failed"]),
     )
 
 
@@ -127,12 +145,12 @@ class QueueStore:
 
     def get(self, pr: int) -> Car | None:
         with self.db.connect(write=False) as conn:
-            row = conn.execute("SELECT * FROM cars WHERE pr = ?", (pr,)).fetchone()
+            row = conn.execute(f"{_SELECT} WHERE pr = ?", (pr,)).fetchone()
         return _car(row) if row is not None else None
 
     def cars(self, states: tuple[CarState, ...] | None = None) -> list[Car]:
         """Cars in run order (priority, then enqueue time); `states` filters."""
-        query = "SELECT * FROM cars"
+        query = _SELECT
         args: tuple[str, ...] = ()
         if states:
             query += f" WHERE state IN ({', '.join('?' * len(states))})"
@@ -153,6 +171,7 @@ class QueueStore:
             if row is not None and row["state"] == "landed":
                 raise UsageError(f"PR #{pr} already landed through the queue", "nothing to do")
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM cars").fetchone()[0]
+            conn.execute("DELETE FROM car_rows WHERE pr = ?", (pr,))  # a new car, no sweep yet
             conn.execute(
                 "INSERT OR REPLACE INTO cars (pr, priority, seq, enqueued_at, state, attempts,"
                 " updated_at) VALUES (?, ?, ?, ?, 'queued', 0, ?)",
@@ -224,6 +243,15 @@ class QueueStore:
                 "INSERT OR REPLACE INTO github (pr, head_sha, asked_by, note, comment_id)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (car.pr, car.head_sha, car.asked_by, car.note, car.comment_id),
+            )
+
+    def record_rows(self, pr: int, rows: RowCounts) -> None:
+        """What the car's sweep decided per row (its last attempt's)."""
+        with self.db.connect(write=True) as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO car_rows (pr, by_pr, ahead, run, failed)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (pr, rows.pr, rows.ahead, rows.run, rows.failed),
             )
 
     @property

@@ -1,7 +1,9 @@
 """The local steps of prepare-merge (preflight … plan; the forge-facing ones are
 in `landing.py`, the ones that make the merged changelog bytes in
-`changelog_steps.py`). Each step either records its outcome in the report and
-returns, or raises `Refused` carrying its failed StepReport. Steps up to
+`changelog_steps.py`). Each step takes its inputs (the PR, the base commit
+it is merged onto, the results of the steps before) and either records its
+outcome in the report and returns its result (`merge.work`), or raises
+`Refused` carrying its failed StepReport. Steps up to
 `canonicalize` only read (merges happen in memory); `commit` starts writing.
 Pure decisions (what conflicts are acceptable, which labels pass, what
 commit to make) live in `decisions.py`; this module does the I/O in order.
@@ -10,129 +12,36 @@ commit to make) live in `decisions.py`; this module does the I/O in order.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from governance.changelog import rules
 from governance.changelog.move import move_inserted
 from governance.changelog.rules import CheckMode, Verdict
 from governance.check.service import CheckOptions, run_check
-from governance.core.diagnostics import FindingsError, UsageError, Violation
-from governance.core.settings import Settings
+from governance.core.diagnostics import FindingsError, UsageError
 from governance.core.sweep_gate import modifiers, plan_kwargs
-from governance.forge.base import Forge, PullRequest
-from governance.git.mainref import main_ref
-from governance.git.objects import MergeTree
-from governance.git.repo import GitRepo
+from governance.forge.base import PullRequest
+from governance.git.mainref import MainRef, main_ref
 from governance.merge import decisions
 from governance.merge import journal as jr
-from governance.merge.report import CommitMade, LinkRewritten, MergeReport, StepReport
+from governance.merge.report import CommitMade
 from governance.merge.scratch import checkout_lock, drop_scratch
-from governance.sweeps.reuse_pin import Heard, hear
+from governance.merge.sweep_seam import SweepHook, SweepRequest
+from governance.merge.work import Fetched, Prepared, Resolved, Work
+from governance.sweeps.reuse_pin import hear
 
 if TYPE_CHECKING:
     from governance.matrix.plan import PlanResult
-    from governance.merge.prepare import PrepareOptions
-
-LOCAL_CHECK = "check-changelog"  # the name gov's own check is recorded under on the local forge
-# What prepare-merge waits for, and `gov queue add --all-green` requires, unless told otherwise.
-REQUIRED_CHECKS: tuple[str, ...] = (LOCAL_CHECK,)
-
-
-@dataclass(frozen=True, slots=True)
-class SweepRequest:
-    """What the sweep seam gets: the post-merge plan, the PR's commits (to
-    find reusable results), the PR head and main tip it was merged from, and
-    the prepared head."""
-
-    pr: int
-    plan: PlanResult
-    pr_commits: tuple[str, ...]
-    prepared: str
-    dry_run: bool
-    pr_head: str = ""
-    main_tip: str = ""
-    # What the PR's `/reuse-sweep-run` comments said (sweeps.reuse_pin).
-    heard: Heard | None = None
-    labels: tuple[str, ...] = ()  # the PR's labels (the `priority` rules read them)
-
-
-@dataclass(frozen=True, slots=True)
-class SweepOutcome:
-    """What the sweep seam returns: its report section, as text and data, and
-    the findings that must stop the merge (rows that failed or cannot run)."""
-
-    text: str
-    data: dict[str, object]
-    problems: list[Violation] = field(default_factory=list)
-    # The PR's results beside main's (`gov results compare`), when there are any.
-    results: str = ""
-    results_data: dict[str, object] | None = None
-
-
-class SweepHook(Protocol):
-    """Reuse and launching plug in here (governance.merge.sweep_step)."""
-
-    def __call__(self, request: SweepRequest) -> SweepOutcome: ...
-
-
-class Refused(Exception):
-    def __init__(self, step: StepReport) -> None:
-        super().__init__(step.detail)
-        self.step = step
-
-
-@dataclass
-class Work:
-    """The state one run carries from step to step."""
-
-    repo: GitRepo
-    settings: Settings
-    forge: Forge
-    options: PrepareOptions
-    report: MergeReport
-    journal_path: Path
-    sweep: SweepHook | None
-    say: Callable[[str], None]
-    current: str = "preflight"
-    journal: jr.Journal | None = None
-    pull: PullRequest | None = None
-    main_tip: str = ""
-    main_label: str = ""  # which main, e.g. "main@1a2b3c4d5e" (governance.git.mainref)
-    merge_base: str = ""
-    merged: MergeTree | None = None
-    data: bytes | None = None  # the changelog as it will be committed
-    changed: bool = False  # data differs from what the merge (or the PR) has
-    rewrites: list[LinkRewritten] = field(default_factory=list)
-    prepared: str = ""
-    additions: int = 0  # entries the prepared head appends to main
-
-    def step(self, name: str) -> None:
-        self.current = name
-        self.say(f"prepare-merge: {name}")
-
-    def ok(self, detail: str, outcome: str = "ok") -> None:
-        self.report.add(StepReport(self.current, outcome, detail))  # type: ignore[arg-type]
-        if self.journal is not None and outcome != "would":
-            jr.record(self.journal_path, self.journal, self.current)
-        elif outcome != "would":
-            jr.crash_point(self.current)  # nothing written yet: a crash leaves nothing
-
-    def refuse(self, detail: str, violations: Iterable[Violation] = (), hint: str = "") -> Refused:
-        return Refused(StepReport(self.current, "refused", detail, list(violations), hint))
 
 
 # -- steps --------------------------------------------------------------------------
 
 
-def preflight(w: Work, prior: jr.Journal | None) -> bool:
-    """Read-only checks. False: nothing to do (already merged or prepared)."""
+def preflight(w: Work, prior: jr.Journal | None) -> Fetched | None:
+    """Read-only checks. None: nothing to do (already merged or prepared)."""
     w.step("preflight")
     repo, n = w.repo, w.options.pr
     pull = w.forge.get_pull(n)
-    w.pull = pull
     w.report.pr_head = pull.head_sha
     if pull.state == "merged":
         w.ok(f"PR #{n} is already merged ({(pull.merge_commit_sha or '')[:12]}); nothing to do")
@@ -141,42 +50,40 @@ def preflight(w: Work, prior: jr.Journal | None) -> bool:
         if prior is not None and not w.options.dry_run:  # a kept --no-push result is moot now
             drop_scratch(repo, prior)
             jr.remove(w.journal_path)
-        return False
+        return None
     with checkout_lock(repo):  # not while another run moves HEAD
         dirty = repo.worktree.status_porcelain()
     problems = decisions.preflight_problems(pull, dirty, w.settings, w.options.main_branch)
     if problems:
         raise w.refuse(f"PR #{n} cannot be prepared", problems)
-    w.main_tip = _main_tip(w)
-    w.report.main_tip = w.main_tip
-    if prior is not None and _already_prepared(w, prior):
-        return False
-    w.ok(f"PR #{n} '{pull.title}' {pull.head_branch}@{pull.head_sha[:10]} onto {w.main_label}")
-    return True
+    main = _main(w, pull)
+    fetched = Fetched(pull, main.sha)
+    w.report.main_tip = fetched.main_tip
+    if prior is not None and _already_prepared(w, prior, fetched):
+        return None
+    w.ok(f"PR #{n} '{pull.title}' {pull.head_branch}@{pull.head_sha[:10]} onto {main.label}")
+    return fetched
 
 
-def _main_tip(w: Work) -> str:
-    """Main's tip by the one rule (`governance.git.mainref`), on the side this
+def _main(w: Work, pull: PullRequest) -> MainRef:
+    """Main by the one rule (`governance.git.mainref`), on the side this
     forge lands on: the remote-tracking branch just fetched (GitHub) or the
     local branch (local forge)."""
     main, remote = w.options.main_branch, w.options.remote
     if remote:
         w.repo.remotes.fetch(remote, f"+refs/heads/{main}:refs/remotes/{remote}/{main}")
-        if w.repo.ref_sha(w.pull.head_sha if w.pull else "") is None:
+        if w.repo.ref_sha(pull.head_sha) is None:
             w.repo.remotes.fetch(remote, f"refs/pull/{w.options.pr}/head")
     try:
-        found = main_ref(w.repo, main, remote=remote, local=remote is None)
+        return main_ref(w.repo, main, remote=remote, local=remote is None)
     except UsageError as exc:
         raise w.refuse(str(exc), hint="pass --main-branch") from exc
-    w.main_label = found.label
-    return found.sha
 
 
-def _already_prepared(w: Work, prior: jr.Journal) -> bool:
+def _already_prepared(w: Work, prior: jr.Journal, fetched: Fetched) -> bool:
     """A finished --no-push run for the same PR head and main tip: its result
     is still on the scratch ref, so there is nothing to redo."""
-    assert w.pull is not None
-    same = prior.pr_head == w.pull.head_sha and prior.main_tip == w.main_tip
+    same = prior.pr_head == fetched.pull.head_sha and prior.main_tip == fetched.main_tip
     if same and prior.prepared and w.repo.ref_sha(prior.scratch_ref) == prior.prepared:
         w.report.prepared = prior.prepared
         w.ok(f"already prepared at {prior.prepared[:12]} ({prior.scratch_ref}); nothing to do")
@@ -188,33 +95,33 @@ def _already_prepared(w: Work, prior: jr.Journal) -> bool:
     return False
 
 
-def validate(w: Work) -> None:
-    """The PR's own change against its merge-base, in PR mode (docs/prepare-merge.md)."""
+def validate(w: Work, pull: PullRequest, base: str) -> None:
+    """The PR's own change against its merge-base with `base`, in PR mode
+    (docs/prepare-merge.md)."""
     w.step("validate")
-    assert w.pull is not None
-    head = w.pull.head_sha
-    w.merge_base = w.repo.merge_base(head, w.main_tip)
-    verdict = _gov_check(w, w.merge_base, head, configs=False)
+    head = pull.head_sha
+    merge_base = w.repo.merge_base(head, base)
+    verdict = _gov_check(w, pull, merge_base, head, configs=False)
     repair = ""
     if not verdict.ok:
-        verdict, repair = _as_repaired(w, verdict, head)
+        verdict, repair = _as_repaired(w, verdict, merge_base, head)
     if not verdict.ok:
         raise w.refuse(
             "the PR's own changelog change breaks the rules", verdict.violations, _fix_hint(w)
         )
     w.ok(
         f"{len(verdict.additions)} appended entr{'y' if len(verdict.additions) == 1 else 'ies'},"
-        f" {len(verdict.corrections)} correction(s) since merge-base {w.merge_base[:10]}{repair}"
+        f" {len(verdict.corrections)} correction(s) since merge-base {merge_base[:10]}{repair}"
     )
 
 
-def _as_repaired(w: Work, verdict: Verdict, head: str) -> tuple[Verdict, str]:
+def _as_repaired(w: Work, verdict: Verdict, merge_base: str, head: str) -> tuple[Verdict, str]:
     """A PR whose only fault is entries inserted mid-history (GOV302) is judged
     as repaired: resolve moves them to the end (`changelog_steps`)."""
     if {v.code for v in verdict.violations} != {"GOV302"}:
         return verdict, ""
     path = w.settings.changelog
-    base_bytes = w.repo.read_blob(w.merge_base, path) or b""
+    base_bytes = w.repo.read_blob(merge_base, path) or b""
     moved = move_inserted(base_bytes, w.repo.read_blob(head, path) or b"")
     if moved is None:
         return verdict, ""
@@ -224,25 +131,23 @@ def _as_repaired(w: Work, verdict: Verdict, head: str) -> tuple[Verdict, str]:
     return (repaired, note) if repaired.ok else (verdict, "")
 
 
-def _gov_check(w: Work, base: str, head: str, *, configs: bool) -> Verdict:
+def _gov_check(w: Work, pull: PullRequest, base: str, head: str, *, configs: bool) -> Verdict:
     """`gov check --pr N --base-ref BASE --head-ref HEAD [--no-configs] --labels
     <the PR's>`: judged with the modifiers its labels give its PR-time sweep."""
     mode = CheckMode.pr_mode(w.options.pr)
-    labels = w.pull.labels if w.pull is not None else ()
-    flags = modifiers(labels, w.settings.gate_rules()).plan_flags
+    flags = modifiers(pull.labels, w.settings.gate_rules()).plan_flags
     options = CheckOptions(
         mode, base_ref=base, head_ref=head, configs=configs, exact_base=True, plan_flags=flags
     )
     return run_check(w.repo, w.settings, options).verdict
 
 
-def begin(w: Work) -> None:
+def begin(w: Work, fetched: Fetched) -> None:
     """The first write of the run: journal, detached HEAD, scratch ref. Every
     step before this one only reads, so a refusal there leaves nothing to undo."""
-    assert w.pull is not None
     if w.options.dry_run or w.journal is not None:
         return
-    repo, n, pull = w.repo, w.options.pr, w.pull
+    repo, n, pull = w.repo, w.options.pr, fetched.pull
     scratch = jr.scratch_ref(n)
     if repo.ref_sha(scratch) is not None:  # no journal records it: not provably ours
         raise w.refuse(
@@ -252,7 +157,7 @@ def begin(w: Work) -> None:
     with checkout_lock(repo):
         original, head = repo.worktree.current_branch(), repo.worktree.head_sha()
         w.journal = jr.Journal(
-            n, original, head, scratch, pull.head_sha, w.main_tip, pid=os.getpid()
+            n, original, head, scratch, pull.head_sha, fetched.main_tip, pid=os.getpid()
         )
         jr.save(w.journal_path, w.journal)  # before any ref moves: a crash is recoverable
         if original in (pull.head_branch, pull.base_branch, w.options.main_branch):
@@ -261,63 +166,66 @@ def begin(w: Work) -> None:
         raise w.refuse(f"cannot create {scratch}: it appeared meanwhile")
 
 
-def commit(w: Work) -> None:
+def commit(w: Work, fetched: Fetched, resolved: Resolved) -> str:
+    """The prepared commit: the PR head, or one commit on it (its sha)."""
     w.step("commit")
-    assert w.pull is not None and w.data is not None
-    begin(w)
-    repo, head, path = w.repo, w.pull.head_sha, w.settings.changelog
-    plan = decisions.commit_plan(w.pull, w.options.main_branch, w.main_tip, w.merged, w.changed)
+    begin(w, fetched)
+    pull, main_tip = fetched.pull, fetched.main_tip
+    repo, head, path = w.repo, pull.head_sha, w.settings.changelog
+    plan = decisions.commit_plan(
+        pull, w.options.main_branch, main_tip, resolved.tree, resolved.changed
+    )
     if plan is None:
-        w.prepared = head
         w.report.prepared = head
         w.ok(f"nothing to commit: the PR head {head[:10]} is already prepared", "skipped")
-        return
+        return head
     tree = plan.tree or repo.objects.tree_of(head)
-    if w.changed:
-        tree = repo.objects.tree_with_file(tree, path, w.data)
-    w.prepared = repo.objects.commit_tree(tree, plan.parents, plan.message)
-    w.report.prepared = w.prepared
-    w.report.commits.append(CommitMade(w.prepared, plan.message.splitlines()[0]))
+    if resolved.changed:
+        tree = repo.objects.tree_with_file(tree, path, resolved.data)
+    prepared = repo.objects.commit_tree(tree, plan.parents, plan.message)
+    w.report.prepared = prepared
+    w.report.commits.append(CommitMade(prepared, plan.message.splitlines()[0]))
     if w.journal is not None:
-        w.journal.prepared = w.prepared
+        w.journal.prepared = prepared
         jr.save(w.journal_path, w.journal)  # the value the ref will hold, before it moves
         scratch = w.journal.scratch_ref
-        if not repo.compare_and_swap_ref(scratch, w.prepared, head, "gov: prepared"):
+        if not repo.compare_and_swap_ref(scratch, prepared, head, "gov: prepared"):
             raise w.refuse(f"{scratch} moved while preparing")
-    w.ok(f"{w.prepared[:12]} {plan.message.splitlines()[0]}")
+    w.ok(f"{prepared[:12]} {plan.message.splitlines()[0]}")
+    return prepared
 
 
-def check(w: Work) -> None:
-    """`gov check --pr N` on the prepared commit against main: never push bytes that fail."""
+def check(w: Work, pull: PullRequest, base: str, commit: str) -> Prepared:
+    """`gov check --pr N` on the prepared commit against `base`: never push bytes that fail."""
     w.step("check")
-    verdict = _gov_check(w, w.main_tip, w.prepared, configs=True)
+    verdict = _gov_check(w, pull, base, commit, configs=True)
     if not verdict.ok:
         raise w.refuse("the prepared changelog fails gov check", verdict.violations, _fix_hint(w))
-    w.additions = len(verdict.additions)
     ignoring = f" (ignoring {', '.join(w.settings.ignore)})" if w.settings.ignore else ""
-    w.ok(f"gov check --pr {w.options.pr} passes on {w.prepared[:10]}{ignoring}")
+    w.ok(f"gov check --pr {w.options.pr} passes on {commit[:10]}{ignoring}")
+    return Prepared(commit, len(verdict.additions))
 
 
-def plan(w: Work) -> None:
+def plan(w: Work, pull: PullRequest, base: str, prepared: Prepared) -> None:
+    """What main's sweep of the landed commit runs, from `base` to the prepared commit."""
     w.step("plan")
     if not w.options.plan:
         w.ok("not computed (--no-plan)", "skipped")
         return
-    if not w.additions:  # corrections only, or no changelog change: no sweep to plan
+    if not prepared.additions:  # corrections only, or no changelog change: no sweep to plan
         w.ok("the PR appends no changelog entry: nothing would run", "skipped")
         return
     from governance.matrix import sources
     from governance.matrix.render import describe
 
-    assert w.pull is not None
     # What main's sweep of the landed commit runs: a push, which takes no
     # label modifiers (run-sweep.yml passes them to pull-request runs only).
-    flags = modifiers(w.pull.labels, w.settings.gate_rules(), pull_request=False).plan_flags
+    flags = modifiers(pull.labels, w.settings.gate_rules(), pull_request=False).plan_flags
     try:
         result = sources.plan_between(
             w.repo,
-            w.main_tip,
-            w.prepared,
+            base,
+            prepared.commit,
             **plan_kwargs(flags),
             layout=w.settings.layout(),
             cache=sources.default_cache(w.repo),
@@ -329,7 +237,8 @@ def plan(w: Work) -> None:
         ) from exc
     w.report.plan_rows = decisions.plan_rows(result.document, describe)
     if w.sweep is not None:
-        sweep(w, result)
+        request = _sweep_request(w, pull, base, prepared.commit, result)
+        sweep(w, w.sweep, request)
         return
     w.ok(
         f"{len(w.report.plan_rows)} row(s) would run after the merge; not swept here "
@@ -337,26 +246,29 @@ def plan(w: Work) -> None:
     )
 
 
-def sweep(w: Work, result: PlanResult) -> None:
-    """Reuse what the PR's own sweeps produced, launch the rest (before the
-    push: a merge never lands ahead of its benchmark results)."""
-    assert w.pull is not None
-    commits = tuple(w.repo.commits_between(w.main_tip, w.pull.head_sha))
+def _sweep_request(
+    w: Work, pull: PullRequest, base: str, prepared: str, result: PlanResult
+) -> SweepRequest:
+    commits = tuple(w.repo.commits_between(base, pull.head_sha))
     heard = hear(w.forge.list_comments(w.options.pr), w.settings.reuse_authorizers)
-    request = SweepRequest(
+    return SweepRequest(
         w.options.pr,
         result,
         commits,
-        w.prepared,
+        prepared,
         w.options.dry_run,
-        pr_head=w.pull.head_sha,
-        main_tip=w.main_tip,
+        pr_head=pull.head_sha,
+        main_tip=base,
         heard=heard,
-        labels=tuple(w.pull.labels),
+        labels=tuple(pull.labels),
     )
-    assert w.sweep is not None
+
+
+def sweep(w: Work, hook: SweepHook, request: SweepRequest) -> None:
+    """Reuse what the PR's own sweeps produced, launch the rest (before the
+    push: a merge never lands ahead of its benchmark results)."""
     try:
-        outcome = w.sweep(request)
+        outcome = hook(request)
     except FindingsError as exc:
         raise w.refuse(f"sweep: {exc}", exc.violations, exc.hint) from exc
     w.report.sweep = outcome.text

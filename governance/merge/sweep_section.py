@@ -52,6 +52,7 @@ class SweepSection:
             if d.reused_from is not None:
                 item.update(
                     action="reused",
+                    origin="ahead" if d.ahead else "pr",  # main's newer commits, or the PR's
                     run_id=d.reused_from.run_id,
                     commit=d.reused_from.commit,  # where the reused run was measured
                     result_path=d.reused_from.result_path,
@@ -99,6 +100,7 @@ class SweepSection:
                 lines.append(
                     f"  reused {item['key']}  {identity}  run {item['run_id']} measured at "
                     f"{item['commit'][:12]}"
+                    + (" (landed ahead)" if item["origin"] == "ahead" else "")
                 )
                 for drift in item["drift"]:
                     by = ", ".join(c[:12] for c in drift["commits"]) or "no commit found"

@@ -77,6 +77,7 @@ def sweep_after_merge(
     labels: Collection[str] = (),
     canary: bool = False,
     fail_fast: bool = False,
+    ahead_commits: Collection[str] = (),
 ) -> SweepSection:
     """Decide reuse for the post-merge plan and launch the rows to rerun.
 
@@ -90,7 +91,10 @@ def sweep_after_merge(
     (and so every row's harness) from, when `repo`'s working tree is not it
     (results and the ledger stay with `repo`). Rerun rows launch in the
     order of the `priority` rules (the config keys of `commit`, the PR's
-    `labels`), with `canary` / `fail_fast` as `gov launch` has them."""
+    `labels`), with `canary` / `fail_fast` as `gov launch` has them.
+    `ahead_commits`: main's commits the PR does not hold (cars landed ahead of
+    it): a row is also reused from a run one of them stands on, on the same
+    identity only."""
     rows = plan_rows(plan_document)
     head_rows = plan_rows(pr_head_document) if pr_head_document is not None else None
     paths = sweep_paths(repo.root, repo.git_dir, settings)
@@ -107,7 +111,11 @@ def sweep_after_merge(
             sources, authorization = authorised(
                 ledger.for_recipes(recipes), heard, required=settings.reuse_requires_authorization
             )
-            runs = _verified(repo, ledger, sources, identified_rows, mode)
+            # Main's own results: authorised when they landed, so not the PR's to authorise.
+            landed = _landed_runs(ledger, ahead_commits, recipes)
+            known = {run.id for run in sources}
+            extra = [run for run in landed if run.id not in known]
+            runs = _verified(repo, ledger, [*sources, *extra], identified_rows, mode)
             decision = decide(
                 identified_rows,
                 runs,
@@ -116,6 +124,7 @@ def sweep_after_merge(
                 harness_change=settings.harness_change,
                 pr_head_rows=head_rows,
                 mode=mode,
+                ahead={run.id for run in landed},
             )
         except RowError as exc:
             raise FindingsError(
@@ -174,6 +183,20 @@ def sweep_after_merge(
         )
         ledger.attribute(commit, pr_number, attribution(section))
     return section
+
+
+def _landed_runs(
+    ledger: Ledger, commits: Collection[str], recipes: Collection[str]
+) -> list[LedgerRun]:
+    """The succeeded runs of these recipes that main's `commits` stand on
+    (measured or reused by the car that landed each)."""
+    found: dict[int, LedgerRun] = {}
+    for commit in commits:
+        for _origin, run in ledger.for_commit(commit):
+            recipe = run.recipe or run.fingerprint
+            if run.status == "succeeded" and recipe in recipes:
+                found[run.id] = run
+    return sorted(found.values(), key=lambda run: run.id)
 
 
 def _schedule(

@@ -1,6 +1,6 @@
 """prepare-merge's sweep step: reuse the PR's results, launch the rest.
 
-The adapter between the merge state machine (`steps.SweepHook`) and the
+The adapter between the merge state machine (`sweep_seam.SweepHook`) and the
 sweeps service (`merge.sweep_service.sweep_after_merge`). Launch scripts are
 taken from the prepared merge commit, checked out in a temporary linked
 worktree, so a row runs the scripts it will land with; results and the run
@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from governance.core.codes import violation
 from governance.core.diagnostics import GovError, UsageError, Violation
 from governance.core.settings import Settings
 from governance.git.repo import GitRepo
-from governance.merge.steps import SweepOutcome, SweepRequest
+from governance.merge.sweep_seam import SweepHook, SweepOutcome, SweepRequest
 from governance.sweeps.reuse import ReuseMode
 
 
@@ -33,6 +34,9 @@ class SweepOptions:
     progress: bool = True
     canary: bool = False  # each recipe's first row first; a failed canary stops its recipe
     fail_fast: bool = False  # the first failed row stops the launch
+    # Also reuse, on the same identity only, the runs main's commits since the
+    # PR forked stand on: `gov queue run` sets it (rows measured by a car ahead).
+    reuse_landed: bool = False
 
 
 def reuse_mode(*, rerun_all: bool, reuse_only: bool) -> ReuseMode:
@@ -54,7 +58,7 @@ def sweep_hook(
     return SweepAfterMerge(repo, settings, options) if wanted else None
 
 
-class SweepAfterMerge:
+class SweepAfterMerge(SweepHook):
     """A `SweepHook` for `prepare_merge(..., sweep=SweepAfterMerge(...))`."""
 
     def __init__(self, repo: GitRepo, settings: Settings, options: SweepOptions) -> None:
@@ -95,13 +99,15 @@ class SweepAfterMerge:
                 labels=request.labels,
                 canary=self.options.canary,
                 fail_fast=self.options.fail_fast,
+                ahead_commits=self._ahead(request),
                 **extra,
             )
+            problems = _problems(section, tree)
         if not request.dry_run:
             self._release_adopted()
         results, results_data = ("", None) if request.dry_run else self._results(request.pr)
         return SweepOutcome(
-            section.render_text(), section.to_dict(), _problems(section), results, results_data
+            section.render_text(), section.to_dict(), problems, results, results_data
         )
 
     def _release_adopted(self) -> None:
@@ -150,6 +156,13 @@ class SweepAfterMerge:
             note += publish_landed(self.repo, self.settings, merged)
         return note
 
+    def _ahead(self, request: SweepRequest) -> tuple[str, ...]:
+        """Main's commits since the PR forked (cars landed ahead of it): the
+        runs they stand on count for rows of the same identity."""
+        if not self.options.reuse_landed or not request.pr_head or not request.main_tip:
+            return ()
+        return tuple(self.repo.commits_between(request.pr_head, request.main_tip))
+
     def _pr_touched(self, request: SweepRequest) -> frozenset[str] | None:
         """What the PR's own commits changed, each commit counted (a helper
         doctored for the sweep and restored later is touched); None: unknown,
@@ -179,8 +192,12 @@ class SweepAfterMerge:
         return result.document
 
 
-def _problems(section: Any) -> list[Violation]:
-    """GOV702/GOV705 findings for rows that could not run or did not succeed."""
+def _problems(section: Any, checkout: Path) -> list[Violation]:
+    """GOV702/GOV705 findings for rows that could not run or did not succeed,
+    each at the launch script it ran (its path in the tree that lands) when
+    there is one, else at the row's place in the plan."""
+    scripts = {r.key: _in_tree(r.script, checkout) for r in section.resolved}
+    outcomes = {o.job.key: o for o in (section.launch.outcomes if section.launch else [])}
     if section.dry_run:
         return [
             violation("GOV702", f"{row['key']}: {row['problem']}", row["where"])
@@ -193,16 +210,30 @@ def _problems(section: Any) -> list[Violation]:
             continue
         if row.get("problem"):
             found.append(violation("GOV702", f"{row['key']}: {row['problem']}", row["where"]))
-        else:
-            status = row.get("status", "not launched")
-            if row.get("stopped"):
-                status += f" ({row['stopped']})"
-            found.append(
-                violation(
-                    "GOV705",
-                    f"{row['key']}: {status}",
-                    row["where"],
-                    hint=f"see `gov runs show {row['fingerprint'] or ''}` for its log",
-                )
+            continue
+        status = row.get("status", "not launched")
+        outcome = outcomes.get(row["key"])
+        if outcome is not None and outcome.exit_code not in (None, 0):
+            status += f" (exit {outcome.exit_code})"
+        if row.get("stopped"):
+            status += f" ({row['stopped']})"
+        script = scripts.get(row["key"])
+        found.append(
+            violation(
+                "GOV705",
+                f"{row['key']}: {status}" + (f"; plan row {row['where']}" if script else ""),
+                script or row["where"],
+                hint=f"see `gov runs show {row['fingerprint'] or ''}` for its log",
             )
+        )
     return found
+
+
+def _in_tree(script: Path | None, checkout: Path) -> str:
+    """The script's path in the repository ("" when it is not in the checkout)."""
+    if script is None:
+        return ""
+    try:
+        return script.relative_to(checkout).as_posix()
+    except ValueError:
+        return ""

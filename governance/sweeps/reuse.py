@@ -16,6 +16,11 @@ result files the caller verified (`RunRecord.evidence` empty), and
 A harness file the PR touched (its sweep ran another version than the one
 that lands, whatever the final diff says), a file outside the repository, or
 a PR whose touched files are unknown: the row is RERUN. Every rerun says why.
+
+A row the PR's runs cannot vouch for is also REUSED from a run main's newer
+commits stand on (`ahead`: a car of the queue ahead of it, or a PR landed by
+hand), but only on the same identity: recipe, concurrency and every harness
+file's blob. No drift is accepted from another PR's run.
 No clock, no git, no I/O.
 """
 
@@ -126,6 +131,7 @@ class RowDecision:
     identity: str | None = None  # the row's identity in the tree that lands
     drift: tuple[Drift, ...] = ()  # reused despite these main-only harness changes
     unseen: tuple[str, ...] = ()  # sources the identity cannot see (IdentifiedRow.unseen)
+    ahead: bool = False  # reused from a run of main's newer commits, not of the PR
 
     @property
     def reused(self) -> bool:
@@ -195,17 +201,20 @@ def decide(
     harness_change: str = "reuse",
     pr_head_rows: Sequence[PlanRow] | None = None,
     mode: ReuseMode = ReuseMode.AUTO,
+    ahead: Collection[int] = frozenset(),
 ) -> ReuseDecision:
     """Decide every row of the post-merge plan.
 
     `pr_touched`: the repository paths the PR's own commits changed (None:
     unknown, so no harness drift can be put on main). `pr_head_rows`: the
     plan the PR's sweep ran, to tell "recipe changed by main" from "new recipe".
+    `ahead`: ids of the runs main's commits since the PR forked stand on.
     """
     if harness_change not in HARNESS_CHANGES:
         raise ValueError(f"harness_change must be one of {HARNESS_CHANGES}: {harness_change!r}")
     commits = {c.lower() for c in pr_commits}
     points: dict[tuple[str, str], _Candidates] = {}
+    landed: dict[tuple[str, str], _Candidates] = {}  # the runs of `ahead`
     seen: set[str] = set()  # every recipe the ledger or the PR head knows
     for run in runs:
         recipe = run.recipe or run.fingerprint  # before v3: the plan field's word
@@ -214,6 +223,8 @@ def decide(
         seen.add(recipe)
         if run.commit.lower() in commits:
             points.setdefault((recipe, run.conc), _Candidates()).add(run)
+        elif run.run_id in ahead:
+            landed.setdefault((recipe, run.conc), _Candidates()).add(run)
     head_by_slot: dict[tuple[object, ...], str] = {}
     for head_row in pr_head_rows or ():
         recipe = _head_recipe(head_row)
@@ -232,6 +243,8 @@ def decide(
         else:
             reason, detail = _why_no_source(item, found, head_by_slot, seen)
             decision = RowDecision(item.row, key, reason=reason, detail=detail)
+        if mode is not ReuseMode.RERUN_ALL and not decision.reused:
+            decision = _same_identity(item, landed.get((item.recipe, item.conc)), decision)
         decisions.append(replace(decision, key=key, identity=item.identity, unseen=item.unseen))
     return ReuseDecision(mode, decisions)
 
@@ -277,6 +290,20 @@ def _from_sources(
     if dirty:
         detail += f" (which ran {', '.join(dirty)} as no commit holds it)"
     return RowDecision(item.row, "", reason=Reason.HARNESS_BY_PR, detail=detail)
+
+
+def _same_identity(
+    item: IdentifiedRow, found: _Candidates | None, otherwise: RowDecision
+) -> RowDecision:
+    """The newest verified run of main's newer commits with the row's exact
+    identity (every harness blob equal), else `otherwise`."""
+    if found is None or item.harness is None:
+        return otherwise
+    harness = dict(item.harness)
+    same = _newest(r for r in found.sources if dict(r.harness or {}) == harness)
+    if same is None:
+        return otherwise
+    return RowDecision(item.row, "", reused_from=same, ahead=True)
 
 
 def _why_no_source(

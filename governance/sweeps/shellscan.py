@@ -13,6 +13,7 @@ this one, is suspicious (docs/sweeps.md, 'Preflight').
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -231,39 +232,75 @@ def _spelling(text: str, flag: bool) -> bytes:
     return _GAP.join(parts)
 
 
-def _could_hold(patterns: Iterable[bytes]) -> Callable[[bytes], bool]:
-    """Could a script's bytes hold a word matching one of `patterns`? Non-ASCII
-    text always could (case folding maps some characters onto ASCII letters)."""
-    found = list(patterns)
-    if not found:
+def _could_hold(words: Iterable[tuple[str, bool]]) -> Callable[[bytes], bool]:
+    """Could a script's bytes hold a word spelled as one of `words` ((text,
+    is a flag), see `_spelling`)? Non-ASCII text always could (case folding
+    maps some characters onto ASCII letters). A text of plain ASCII is looked
+    up as a substring of the script with the lexer's gaps (quotes,
+    backslashes, continuations) squeezed out, which is what its gapped
+    pattern matches; any other text goes through the pattern."""
+    literal: list[bytes] = []
+    dashed: list[bytes] = []  # flags: `-` and `_` are one character
+    patterns: list[bytes] = []
+    for text, flag in words:
+        if not text.isascii() or any(c in text for c in "'\"\\") or (flag and "_" in text):
+            patterns.append(_spelling(text, flag))
+        elif flag:
+            dashed.append(text.lower().encode())
+        else:
+            literal.append(text.lower().encode())
+    if not (literal or dashed or patterns):
         return lambda _data: False
-    regex = re.compile(b"|".join(found), re.IGNORECASE)
-    return lambda data: not data.isascii() or regex.search(data) is not None
+    regex = re.compile(b"|".join(patterns), re.IGNORECASE) if patterns else None
+
+    def holds(data: bytes) -> bool:
+        if not data.isascii():
+            return True
+        squeezed = _squeezed(data)
+        if any(word in squeezed for word in literal):
+            return True
+        if dashed:
+            flags = squeezed.replace(b"_", b"-")
+            if any(word in flags for word in dashed):
+                return True
+        return regex is not None and regex.search(data) is not None
+
+    return holds
+
+
+@functools.lru_cache(maxsize=512)
+def _squeezed(data: bytes) -> bytes:
+    """`data` lowercased without the gaps `_spelling` allows between characters."""
+    return data.replace(b"\\\n", b"").translate(None, b"'\"\\").lower()
 
 
 def focused_index(
-    scripts: Mapping[str, bytes], reviewed: Mapping[str, Sequence[FlagUse]], changed: frozenset[str]
+    scripts: Mapping[str, bytes],
+    reviewed: Mapping[str, Sequence[FlagUse]],
+    changed: frozenset[str],
+    read_uses: Callable[[bytes], Sequence[FlagUse]] = flag_uses,
 ) -> FlagIndex:
     """The index `flag_warnings` gets for the `reviewed` scripts' uses (each
     excluding itself and `changed`), built from only the scripts that can answer:
     first those that could hold one of the uses' (flag, value) pairs, then, for
     the uses another engine has, those that could spell the flag at all
     (`share_values`, `engine_values`). Every question then gets the answer the
-    index of all `scripts` gives; the rest are never tokenized."""
-    uses_of: dict[str, list[FlagUse]] = {}
+    index of all `scripts` gives; the rest are never tokenized. `read_uses`
+    reads one script's uses (the preflight's remembers them by bytes)."""
+    uses_of: dict[str, Sequence[FlagUse]] = {}
 
     def index_of(paths: Iterable[str]) -> FlagIndex:
         index = FlagIndex()
         for path in sorted(paths):
             if path not in uses_of:
-                uses_of[path] = flag_uses(scripts[path])
+                uses_of[path] = read_uses(scripts[path])
             index.add(path, uses_of[path])
         return index
 
     asked = [(path, use) for path, uses in reviewed.items() for use in uses]
     asked = [(path, use) for path, use in asked if worth_checking(use.value)]
-    holds_value = _could_hold(_spelling(use.value, False) for _path, use in asked)
-    spells_flag = _could_hold(_spelling(use.flag, True) for _path, use in asked)
+    holds_value = _could_hold((use.value, False) for _path, use in asked)
+    spells_flag = _could_hold((use.flag, True) for _path, use in asked)
     first = {p for p, data in scripts.items() if holds_value(data) and spells_flag(data)}
     index = index_of(first)
     wide = {
@@ -274,7 +311,7 @@ def focused_index(
     }
     if not wide:
         return index
-    spelled = _could_hold(_spelling(flag, True) for flag in wide)
+    spelled = _could_hold((flag, True) for flag in wide)
     return index_of(first | {p for p, data in scripts.items() if spelled(data)})
 
 

@@ -146,46 +146,48 @@ class _Lexer:
         out: list[str] = []
         dynamic = value_dynamic = False
         value_start = -1
-        while self.i < n:
-            c = s[self.i]
+        i = start  # a local index: this loop runs once per word part
+        while i < n:
+            c = s[i]
             if c in " \t\n;&|<>()":
                 if c == "(" and _ASSIGN_ARRAY.search("".join(out)) and not dynamic:
                     self.array_depth += 1
-                    self.i += 1
+                    i += 1
                     out.append("(")
                 break
             if c == "=" and value_start < 0:
-                value_start = self.i + 1
-            in_value = value_start >= 0 and self.i >= value_start
+                value_start = i + 1
+            in_value = value_start >= 0 and i >= value_start
             if c == "\\":
-                if self.i + 1 < n and s[self.i + 1] == "\n":
-                    self.i += 2
+                if i + 1 < n and s[i + 1] == "\n":
+                    i += 2
                     continue
-                out.append(s[self.i + 1 : self.i + 2])
-                self.i += 2
+                out.append(s[i + 1 : i + 2])
+                i += 2
             elif c == "'":
-                end = s.find("'", self.i + 1)
+                end = s.find("'", i + 1)
                 end = n if end < 0 else end
-                out.append(s[self.i + 1 : end])
-                self.i = end + 1
+                out.append(s[i + 1 : end])
+                i = end + 1
             elif c == '"':
-                end, text, dyn = self.skip_double(self.i)
+                end, text, dyn = self.skip_double(i)
                 out.append(text)
                 dynamic |= dyn
                 value_dynamic |= dyn and in_value
-                self.i = end
+                i = end
             elif c in "$`":
-                end = self.skip_expansion(self.i)
-                out.append(s[self.i : end])
+                end = self.skip_expansion(i)
+                out.append(s[i:end])
                 dynamic = True
                 value_dynamic |= in_value
-                self.i = end
+                i = end
             else:  # a run of plain characters at once (the same as one at a time)
-                end = _PLAIN.match(s, self.i).end()  # type: ignore[union-attr]
-                out.append(s[self.i : max(end, self.i + 1)])
-                self.i = max(end, self.i + 1)
+                end = max(_PLAIN.match(s, i).end(), i + 1)  # type: ignore[union-attr]
+                out.append(s[i:end])
+                i = end
+        self.i = i
         text = "".join(out)
-        self.words.append(Word(text, start, dynamic, value_start, value_dynamic, end=self.i))
+        self.words.append(Word(text, start, dynamic, value_start, value_dynamic, end=i))
 
     def operator(self) -> None:
         s, n = self.s, len(self.s)

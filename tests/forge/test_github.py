@@ -608,10 +608,11 @@ def test_merge_405_is_a_clear_refusal(gh: GitHubForge, fake: FakeGitHub) -> None
     assert_no_token(info.value)
 
 
-def test_update_branch_only_verifies_the_pushed_head(gh: GitHubForge) -> None:
-    assert gh.update_branch(7, HEAD).head_sha == HEAD
+def test_require_head_verifies_the_pushed_head(gh: GitHubForge) -> None:
+    assert gh.branch_mover is None  # its branches move by git push only
+    assert gh.require_head(7, HEAD).head_sha == HEAD
     with pytest.raises(HeadMovedError):
-        gh.update_branch(7, "0" * 40)
+        gh.require_head(7, "0" * 40)
 
 
 # -- tokens: stripped, validated, redacted in every form ---------------------------------------

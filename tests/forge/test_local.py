@@ -326,13 +326,14 @@ def test_merge_never_clobbers_a_main_that_moved(sandbox: Repo) -> None:
     assert pr.state == "open" and pr.merge_commit_sha is None  # the row was rolled back
 
 
-def test_update_branch_is_compare_and_swap(sandbox: Repo, forge: LocalForge) -> None:
+def test_move_branch_is_compare_and_swap(sandbox: Repo, forge: LocalForge) -> None:
     old = topic(sandbox)
     forge.open_pull(9, "feature")
     new = sandbox.git("commit-tree", f"{old}^{{tree}}", "-p", old, "-m", "refresh")
-    assert forge.update_branch(9, new, expected_old_sha=old).head_sha == new
+    assert forge.branch_mover is forge
+    assert forge.move_branch(9, new, expected_old_sha=old).head_sha == new
     with pytest.raises(HeadMovedError):
-        forge.update_branch(9, old, expected_old_sha=old)  # the branch is at `new` now
+        forge.move_branch(9, old, expected_old_sha=old)  # the branch is at `new` now
     assert sandbox.sha("feature") == new
     assert forge.require_head(9, new).number == 9
     with pytest.raises(HeadMovedError):

@@ -17,7 +17,7 @@ from governance.forge.local import LocalForge
 from governance.git.repo import GitRepo
 from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.report import MergeReport
-from governance.merge.steps import SweepHook
+from governance.merge.sweep_seam import SweepFunction, SweepHook
 from tests.harness import Repo
 
 PR = 2194
@@ -76,7 +76,7 @@ class Setup:
     def run(
         self,
         settings: Settings | None = None,
-        sweep: SweepHook | None = None,
+        sweep: SweepHook | SweepFunction | None = None,
         **options: object,
     ) -> MergeReport:
         """The service in-process, as `gov prepare-merge --pr 2194` calls it."""

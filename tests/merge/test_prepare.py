@@ -6,7 +6,7 @@ from __future__ import annotations
 from governance.core.codes import violation
 from governance.core.settings import Settings
 from governance.merge.prepare import PrepareOptions, prepare_merge
-from governance.merge.steps import SweepOutcome, SweepRequest
+from governance.merge.sweep_seam import SweepOutcome, SweepRequest
 from tests.merge.conftest import BRINGUP, LINK, OTHER, PR, Setup
 
 CANONICAL = BRINGUP.replace("pr-link: XXX", f"pr-link: {LINK}{PR}").encode()

@@ -127,7 +127,7 @@ def test_status_json_shape(example_repo: Repo) -> None:
     ]  # fmt: skip
     assert set(before["cars"][0]) == {
         "position", "pr", "priority", "enqueued_at", "state", "attempts", "updated_at",
-        "landed_commit", "prepared", "refusal",
+        "landed_commit", "prepared", "refusal", "rows",
     }  # fmt: skip
 
     ran = run_gov("queue", "run", "--format", "json", cwd=train.path)
@@ -142,6 +142,7 @@ def test_status_json_shape(example_repo: Repo) -> None:
     assert after["waiting"] == 0
     by_pr = {c["pr"]: c for c in after["cars"]}
     assert by_pr[103]["state"] == "landed" and by_pr[103]["refusal"] is None
+    assert by_pr[103]["rows"] is None  # not swept: no rows decided
     assert by_pr[103]["landed_commit"] == train.landed()[0]
     assert by_pr[102]["state"] == "refused" and by_pr[102]["refusal"]["step"] == "check"
     assert by_pr[102]["position"] is None

@@ -7,18 +7,25 @@ gov left behind, and a PR the dead run had already merged is never merged twice.
 
 from __future__ import annotations
 
+import random
 import signal
+import time
 from collections.abc import Callable
 
 import pytest
 
-from tests.harness import PROJECT, Repo, run_gov, run_process
+from tests.harness import PROJECT, Repo, run_gov, run_process, start_process
 from tests.merge.queue_train import Train, build_train
 
-# queue-start: marked running, prepare-merge not started; commit/push: prepare-merge's
-# journal at that step; land: PR 101 merged by the dead run; queue-prepared:
-# prepare-merge returned, the queue had not recorded it yet.
-POINTS = ("queue-start", "commit", "push", "land", "queue-prepared")
+# queue-start: marked running, prepare-merge not started; then after each of
+# prepare-merge's steps (from commit on, its journal is at that step; land: PR
+# 101 merged by the dead run); queue-prepared: prepare-merge returned, the
+# queue had not recorded it yet.
+STEPS = (
+    "preflight", "validate", "merge", "resolve", "canonicalize", "commit",
+    "check", "plan", "push", "checks", "land",
+)  # fmt: skip
+POINTS = ("queue-start", *STEPS, "queue-prepared")
 
 
 def _train(make_repo: Callable[..., Repo], name: str) -> Train:
@@ -74,3 +81,37 @@ def test_kill_mid_car_then_rerun_converges(
     assert train.leftovers() == []
     assert train.git("status", "--porcelain") == ""
     assert train.git("symbolic-ref", "--short", "HEAD") == "main"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kill_at_a_random_moment_then_rerun_converges(
+    make_repo: Callable[..., Repo], gov_exe: str, seed: int
+) -> None:
+    """SIGKILL at a moment no crash point chose: once the first car is running,
+    after a seeded random pause. Wherever the process was (a git command, a
+    journal write, between cars, or already done), a rerun lands what an
+    uninterrupted run lands. The outcome never depends on the moment."""
+    reference = _train(make_repo, f"reference-{seed}")
+    assert reference.run().exit_code == 1
+
+    train = _train(make_repo, f"killed-{seed}")
+    process = start_process([gov_exe, "queue", "run", "--no-sweep"], cwd=train.path)
+    try:
+        while process.poll() is None and not any(
+            car.state != "queued" for car in train.store().cars()
+        ):
+            time.sleep(0.01)  # until the train has started (no assertion rests on it)
+        time.sleep(random.Random(seed).uniform(0.0, 1.5))
+    finally:
+        process.kill()
+        process.communicate()
+
+    rerun = run_gov("queue", "run", "--no-sweep", cwd=train.path)
+    assert rerun.exit_code in (0, 1), rerun.stdout + rerun.stderr  # 0: nothing left to refuse
+    states = {car.pr: car.state for car in train.store().cars()}
+    assert states == {101: "landed", 102: "refused", 103: "landed"}
+    assert train.changelog() == reference.changelog() == train.expected(101, 103)
+    assert train.tree("main") == reference.tree("main")
+    assert len(train.landed()) == 2  # merged once each, never twice
+    assert train.leftovers() == []
+    assert train.git("status", "--porcelain") == ""

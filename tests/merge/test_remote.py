@@ -10,7 +10,7 @@ from governance.core.settings import Settings
 from governance.forge.local import LocalForge
 from governance.git.repo import GitRepo
 from governance.merge.prepare import PrepareOptions, prepare_merge
-from governance.merge.steps import SweepOutcome, SweepRequest
+from governance.merge.sweep_seam import SweepOutcome, SweepRequest
 from tests.harness import git
 from tests.merge.conftest import PR, Setup
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from governance.core.settings import Settings
-from governance.merge.steps import SweepOutcome, SweepRequest
+from governance.merge.sweep_seam import SweepOutcome, SweepRequest
 from tests.merge.conftest import CHANGELOG, LINK, PR, Setup, append
 
 pytestmark = pytest.mark.usefixtures("pr_setup")

@@ -127,6 +127,10 @@ def test_a_failing_row_stops_the_merge_before_push(swept: Repo) -> None:
     assert code == 1 and report["failed_step"] == "plan"
     codes = {v["code"] for step in report["steps"] for v in step.get("violations", [])}
     assert codes == {"GOV705"}
+    # Each finding is located at the script the row ran, as the merged tree holds it.
+    found = [v for step in report["steps"] for v in step.get("violations", [])]
+    assert {v["path"] for v in found} == {MTP_SCRIPT}
+    assert all(": failed (exit 3); plan row single_node." in v["message"] for v in found), found
     assert swept.git("rev-parse", "pr") == pr_head  # not pushed, not merged
     failed = [r for r in runs(swept) if r["status"] == "failed"]
     assert failed and all(r["exit_code"] == 3 for r in failed)

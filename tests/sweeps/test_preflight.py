@@ -178,3 +178,31 @@ def test_only_the_reached_scripts_are_written_yet_findings_stay_the_same(repo: R
     dotted = check(repo, env={"GOV_SCRIPT_NAMES": json.dumps(dotted_names)})
     assert dotted[0] == 1 and [v["code"] for v in dotted[1]["violations"]] == ["GOV711"]
     assert dotted[1]["violations"] == looked_up[1]["violations"]
+
+
+def test_the_flag_uses_of_unchanged_scripts_are_remembered_by_their_bytes(repo: Repo) -> None:
+    """After a new edit (the hook's case) the other scripts' flag uses come
+    from `.git/gov/shell-cache`: a planted entry for the SGLang script's
+    bytes shows in the warning; `--no-cache` lexes them afresh."""
+    from governance.check.findings_cache import digest
+    from governance.core.blockcache import BlockPack
+
+    repo.commit(
+        "entry",
+        **{SCRIPT.replace("/", "__"): "#!/bin/sh\nvllm serve m \\\n    --quantization sgl_fp8\n"},
+    )
+    _code, out = check(repo)
+    assert "other_sglang.sh:3:18" in out["warnings"][0]["message"]
+    pack = BlockPack(repo.path / ".git" / "gov" / "shell-cache")
+    key = digest(["flag-uses", SGLANG.encode()])
+    model = ["sglang", "model-path", "--model-path", "x", 2, 27]
+    assert pack.get(key) == [model, ["sglang", "quantization", "--quantization", "sgl_fp8", 3, 18]]
+    pack.put(key, [model, ["sglang", "quantization", "--quantization", "sgl_fp8", 9, 99]])
+
+    log = repo.path / "perf-changelog.yaml"
+    log.write_bytes(log.read_bytes().replace(b"Preflight test", b"Preflight test, edited"))
+    repo.commit("a new edit")  # another question: the remembered answer does not apply
+    _code, out = check(repo)
+    assert "other_sglang.sh:9:99" in out["warnings"][0]["message"]
+    _code, out = check(repo, "--no-cache")
+    assert "other_sglang.sh:3:18" in out["warnings"][0]["message"]

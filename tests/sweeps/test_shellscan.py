@@ -207,3 +207,48 @@ def test_the_lexer_shortcuts_on_the_real_scripts(tmp_path_factory: pytest.TempPa
     for path in scripts:
         text = path.read_text("utf-8", "replace")
         assert [list(words) for words in commands(text)] == _by_characters(text), path
+
+
+GAPPY = [
+    "q",
+    "u",
+    "a",
+    "n",
+    "t",
+    "-",
+    "_",
+    "Q",
+    "8",
+    "f",
+    "p",
+    "'",
+    '"',
+    "\\",
+    "\\\n",
+    "\n",
+    " ",
+    "é",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    data=st.lists(st.sampled_from(GAPPY), max_size=40).map(lambda p: "".join(p).encode()),
+    words=st.lists(
+        st.tuples(
+            st.sampled_from(["quant", "fp8", "qua-nt", "f", "Fp8", "a_n", "q'u"]), st.booleans()
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_the_squeezed_lookup_answers_as_the_gapped_patterns(
+    data: bytes, words: list[tuple[str, bool]]
+) -> None:
+    import re
+
+    from governance.sweeps.shellscan import _could_hold, _spelling
+
+    by_pattern = re.compile(b"|".join(_spelling(t, f) for t, f in words), re.IGNORECASE)
+    expected = not data.isascii() or by_pattern.search(data) is not None
+    assert _could_hold(words)(data) == expected
