@@ -54,6 +54,7 @@ from governance.sweeps.orphans import OWNER_ENV, owner_token
 # from the row. Tokens (HF_TOKEN) pass through but are never printed.
 KILL_GRACE_SECONDS = 2.0
 POLL_SECONDS = 0.002
+ADOPTED_POLL_SECONDS = 0.05  # an adopted row is read from files: look less often
 
 
 @dataclass
@@ -65,6 +66,7 @@ class _Running:
     started: datetime
     deadline: float
     adopted: LaunchState | None = None
+    next_look: float = 0.0  # adopted rows: when to read their folder again
 
     def ended(self) -> tuple[bool, int | None, str]:
         """(ended, exit code, why it failed when no code says it), from the
@@ -77,6 +79,9 @@ class _Running:
             if state.phase is Phase.FINISHED:
                 return True, state.exit_code, state.error
             return True, code, ""
+        if time.monotonic() < self.next_look:
+            return False, None, ""
+        self.next_look = time.monotonic() + ADOPTED_POLL_SECONDS
         state = inspect(self.job.result_dir)
         # Ended once the wrapper has exited too (it writes the exit file
         # just before): then nothing of the row is left running.
