@@ -95,7 +95,7 @@ def clean_litter(repo: GitRepo, results: Path) -> list[str]:
     killed = kill_orphans(results)
     if killed:
         done.append(f"ended {killed} process(es) a dead run launched")
-    busy = in_use(results)  # the files of launches that still run (adopted, not killed)
+    busy = in_use()  # files of launches that still run, any repository's (adopted, not killed)
 
     def free(folder: Path) -> bool:
         inside = (f"{folder}/", f"{folder.resolve()}/")

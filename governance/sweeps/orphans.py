@@ -49,9 +49,9 @@ def _environ(pid: int, *names: str) -> dict[str, str]:
     return found
 
 
-def _orphans(scope: Path | str) -> list[tuple[int, str]]:
-    """(pid, its RESULT_DIR) of each live process launched for `scope` by a
-    gov process that is gone."""
+def _orphans(scope: Path | str | None) -> list[tuple[int, str]]:
+    """(pid, its RESULT_DIR) of each live process launched for `scope` (None:
+    for any) by a gov process that is gone."""
     if not _PROC.is_dir():
         return []
     found = []
@@ -61,7 +61,7 @@ def _orphans(scope: Path | str) -> list[tuple[int, str]]:
         env = _environ(int(entry.name), OWNER_ENV, "RESULT_DIR")
         pid, _, rest = env.get(OWNER_ENV, "").partition(":")
         started, _, where = rest.partition(":")
-        if where != str(scope) or not pid.isdigit():
+        if (scope is not None and where != str(scope)) or not pid.isdigit():
             continue
         if start_time(int(pid)) != started:  # the owner died (or its pid was reused)
             found.append((int(entry.name), env.get("RESULT_DIR", "")))
@@ -87,11 +87,12 @@ def kill_orphans(scope: Path | str) -> int:
     return len(victims)
 
 
-def in_use(scope: Path | str) -> set[str]:
+def in_use() -> set[str]:
     """The arguments of the orphans `kill_orphans` spares (their scripts'
-    paths among them): what a dead run's checkout must keep until they end."""
+    paths among them): what a dead run's checkout must keep until they end.
+    Of every scope: temporary folders are shared by all repositories."""
     used: set[str] = set()
-    for pid, folder in _orphans(scope):
+    for pid, folder in _orphans(None):
         if _adoptable(folder):
             with contextlib.suppress(OSError):
                 raw = (_PROC / str(pid) / "cmdline").read_bytes()
