@@ -9,7 +9,9 @@ marked with prepare-merge's step and reason and the train goes on with the
 next car on the same main. A car found `running` (its run was killed) is
 resumed first: prepare-merge recovers from its journal, and a PR the forge
 already merged is marked landed, never merged twice. `watch_queue` is
-`gov queue run --watch`: pass after pass under the same lock.
+`gov queue run --watch`: pass after pass under the same lock. With
+`--ahead N` a pass is `merge.queue_ahead`'s: candidates built ahead, landed
+here one at a time (`run_car`).
 """
 
 from __future__ import annotations
@@ -37,11 +39,16 @@ from governance.merge.sweep_step import SweepOptions, sweep_hook
 
 # prepare-merge on one PR against main as it is now (settings re-read from main's tip).
 LandCar = Callable[[int], MergeReport]
+# The same, refusing (at `commit`) to land any tree but the given one ('': any).
+LandTested = Callable[[int, str], MergeReport]
 # Whether a waiting car may run now: "" yes, else why not (the callable took it out).
 Admit = Callable[[Car], str]
 # Tested = landed on a forge whose main is not a local branch: "" or what differs.
 Verify = Callable[[str, MergeReport], str]
+# A whole pass of `gov queue run --ahead N` (merge.queue_ahead), under the queue's lock.
+Speculate = Callable[["RunResult", "Say | None"], None]
 CarOutcome = Literal["landed", "refused", "busy", "would"]
+Say = Callable[["CarResult"], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +128,14 @@ def car_sweep(options: CarOptions) -> SweepOptions:
 def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
     """prepare-merge on the local forge, each car with the settings of main's
     tip as the car before left it."""
+    tested = prepare_tested_car(repo, options)
+    return lambda pr: tested(pr, "")
 
-    def land(pr: int) -> MergeReport:
+
+def prepare_tested_car(repo: GitRepo, options: CarOptions) -> LandTested:
+    """`prepare_car` landing only the tree the queue tested (`--ahead`)."""
+
+    def land(pr: int, expect_tree: str) -> MergeReport:
         settings = main_settings(repo, options.main_branch, options.overrides, remote=None)
         forge = open_forge("local", repo, settings.repository, main_branch=settings.main_branch)
         hook = sweep_hook(repo, settings, options.sweep, car_sweep(options))
@@ -132,6 +145,7 @@ def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
             main_branch=settings.main_branch,
             poll_interval=options.poll_interval,
             check_timeout=options.check_timeout,
+            expect_tree=expect_tree,
         )
         try:
             return prepare_merge(repo, settings, forge, prepare, sweep=hook)
@@ -154,12 +168,17 @@ def run_queue(
     admit: Admit | None = None,
     verify: Verify | None = None,
     max_cars: int = 0,
+    speculate: Speculate | None = None,
 ) -> RunResult:
     """One pass over the queue (one runner per repository: a kernel lock).
     `admit` is asked before each car (GitHub: a fork, a pushed head), `verify`
     replaces the local tested-is-landed check, `max_cars` (0: no limit) caps
-    the cars landed in this pass."""
+    the cars landed in this pass, `speculate` makes the pass (`--ahead N`)."""
     with locks.hold(queue_lock(repo), "gov queue run"):
+        if speculate is not None and not dry_run:
+            result = RunResult()
+            speculate(result, say)
+            return result
         return _one_pass(
             repo, store, forge, land_car, main_branch, dry_run, now, say,
             admit=admit, verify=verify, max_cars=max_cars,
@@ -229,7 +248,7 @@ def _one_pass(
             break
         if admit is not None and car.state == "queued" and admit(car):
             continue
-        done = _run_car(repo, store, forge, land_car, car, main_branch, now, verify)
+        done = run_car(repo, store, forge, land_car, car, main_branch, now, verify)
         result.cars.append(done)
         if say is not None:
             say(done)
@@ -264,7 +283,7 @@ def _dry_run(
             say(done)
 
 
-def _run_car(
+def run_car(
     repo: GitRepo,
     store: QueueStore,
     forge: Forge,

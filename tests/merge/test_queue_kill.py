@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.harness import PROJECT, Repo, run_gov, run_process, start_process
-from tests.merge.queue_train import Train, build_train
+from tests.harness import Repo, run_gov, run_process, start_process
+from tests.merge.queue_train import Train, example_train
 
 # queue-start: marked running, prepare-merge not started; then after each of
 # prepare-merge's steps (from commit on, its journal is at that step; land: PR
@@ -29,20 +29,7 @@ POINTS = ("queue-start", *STEPS, "queue-prepared")
 
 
 def _train(make_repo: Callable[..., Repo], name: str) -> Train:
-    repo = make_repo(name)
-    for file in (
-        "perf-changelog.yaml",
-        "configs/amd-master.yaml",
-        "configs/nvidia-master.yaml",
-        "configs/runners.yaml",
-    ):
-        repo.write(file, (PROJECT / file).read_bytes())
-    repo.commit("Example benchmark repository")
-    train = build_train(repo)
-    store = train.store()
-    for pr in (101, 102, 103):
-        store.add(pr, "normal", f"2026-08-15T10:00:0{pr - 100}")
-    return train
+    return example_train(make_repo, name)
 
 
 @pytest.mark.parametrize("point", POINTS)
