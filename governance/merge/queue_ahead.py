@@ -105,6 +105,7 @@ class Ahead:
         def report(done: CarResult) -> None:
             result.cars.append(done)
             seen.add(done.pr)
+            self.store.unpark_behind(done.pr)  # landed, refused or busy: retry its parked cars
             if say is not None:
                 say(done)
 

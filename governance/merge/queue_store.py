@@ -353,3 +353,8 @@ class QueueStore:
     def unpark(self, pr: int) -> None:
         with self.db.connect(write=True) as conn:
             conn.execute("DELETE FROM parked WHERE pr = ?", (pr,))
+
+    def unpark_behind(self, blocker: int) -> None:
+        """The cars parked behind `blocker` (done now) are retried."""
+        with self.db.connect(write=True) as conn:
+            conn.execute("DELETE FROM parked WHERE blocked_by = ?", (blocker,))

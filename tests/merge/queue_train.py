@@ -18,11 +18,16 @@ from governance.git.repo import GitRepo
 from governance.merge.queue import CarOptions, RunResult, Say, prepare_car, run_queue
 from governance.merge.queue_ahead import Ahead
 from governance.merge.queue_store import QueueStore
-from tests.harness import PROJECT, Repo
+from tests.harness import Repo, commit_example
 
 LINK = "https://github.com/SemiAnalysisAI/InferenceX/pull/"
 CHANGELOG = "perf-changelog.yaml"
-KEYS = {101: "dsr1-fp8-mi300x-sglang", 102: "dsr1-fp8-zz999-sglang", 103: "dsv4-fp8-h200-vllm"}
+KEYS = {
+    101: "dsr1-fp8-mi300x-sglang",
+    102: "dsr1-fp8-zz999-sglang",
+    103: "dsv4-fp8-h200-vllm",
+    104: "dsv4-fp8-mi300x-vllm",  # a fourth good PR, for the parking test
+}
 
 
 def entry(pr: int, link: str = "XXX") -> str:
@@ -93,15 +98,7 @@ def example_train(
 ) -> Train:
     """The train on a repository of its own holding the shipped example state
     (the `example_repo` fixture's), its cars queued in PR order."""
-    repo = make_repo(name)
-    for file in (
-        CHANGELOG,
-        "configs/amd-master.yaml",
-        "configs/nvidia-master.yaml",
-        "configs/runners.yaml",
-    ):
-        repo.write(file, (PROJECT / file).read_bytes())
-    repo.commit("Example benchmark repository")
+    repo = commit_example(make_repo(name))
     train = build_train(repo, prs)
     store = train.store()
     for i, pr in enumerate(prs):

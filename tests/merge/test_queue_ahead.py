@@ -10,9 +10,11 @@ from collections.abc import Callable
 
 import pytest
 
+from governance.merge.queue import CarResult
+from governance.merge.queue_render import render_status
 from governance.merge.queue_store import QueueStore
-from tests.harness import Repo, run_gov, run_process
-from tests.merge.queue_train import example_train
+from tests.harness import Repo, commit_example, run_gov, run_process
+from tests.merge.queue_train import CHANGELOG, Train, build_train, entry, example_train
 
 
 def bases(store: QueueStore, pr: int) -> list[int]:
@@ -107,3 +109,61 @@ def test_kill_mid_speculation_then_rerun_converges(
     assert train.leftovers() == []
     assert train.git("status", "--porcelain") == ""
     assert train.git("symbolic-ref", "--short", "HEAD") == "main"
+
+
+NOTES = "notes.txt"
+
+
+def change_notes(train: Train, branch: str, line: str, *, onto: str | None = None) -> None:
+    """Commit `line` as the first line of notes.txt on `branch` (moved to `onto`
+    first, with the PR's entry appended to main's changelog: the author
+    rebasing the PR and resolving its conflict)."""
+    train.git("checkout", "-q", *(("-B", branch, onto) if onto else (branch,)))
+    if onto:
+        pr = int(branch.removeprefix("pr-"))
+        (train.path / CHANGELOG).write_bytes(train.changelog(onto) + entry(pr).encode())
+    rest = (train.path / NOTES).read_text().split("\n", 1)[1]
+    (train.path / NOTES).write_text(f"{line}\n{rest}")
+    train.repo.commit(f"{branch}: {line}")
+    train.git("checkout", "-q", "main")
+
+
+def test_a_conflicting_car_is_parked_behind_the_car_it_conflicts_with_and_lands_after_it(
+    make_repo: Callable[..., Repo],
+) -> None:
+    """104 conflicts (in notes.txt, not the changelog) with 103, not with 101 or
+    main: built on 103's candidate it is parked behind 103, not refused; once 103
+    has landed its author resolves the conflict, and 104 is retried and lands."""
+    repo = commit_example(make_repo("parking"))
+    repo.write(NOTES, "first line\nsecond line\n")
+    repo.commit("Notes")
+    train = build_train(repo, (101, 103, 104))
+    change_notes(train, "pr-103", "first line, as 103 has it")
+    change_notes(train, "pr-104", "first line, as 104 has it")
+    store = train.store()
+    for i, pr in enumerate((101, 103, 104)):
+        store.add(pr, "normal", f"2026-08-15T10:00:{i:02d}")
+    status: dict[int, str] = {}
+
+    def after(car: CarResult) -> None:
+        status[car.pr] = render_status(store.cars(), store.paused)
+        if car.pr == 103:  # 104's author resolves against main as 103 left it
+            change_notes(train, "pr-104", "first line, as 103 and 104 agree", onto="main")
+
+    result = train.run(ahead=2, say=after)
+
+    assert [(c.pr, c.outcome) for c in result.cars] == [
+        (101, "landed"), (103, "landed"), (104, "landed"),
+    ]  # fmt: skip
+    # While 101 landed, 104 waited parked behind 103 (found by merging it onto
+    # main, then 101's candidate, then 103's), not refused.
+    assert "PR #104" in status[101] and "parked behind PR #103" in status[101], status[101]
+    assert "parked" not in status[103]  # 103 landed: 104 is retried
+    assert [(c.base_pr) for c in store.candidates(104)] == [0]  # built once, on main
+    assert store.candidates(104)[0].base == store.get(103).landed_commit  # type: ignore[union-attr]
+    assert train.changelog() == train.expected(101, 103, 104)
+    notes = train.repo.show("main", NOTES).decode()
+    assert notes == "first line, as 103 and 104 agree\nsecond line\n"
+    landed = train.landed()
+    assert [store.get(pr).landed_commit for pr in (101, 103, 104)] == landed  # type: ignore[union-attr]
+    assert train.leftovers() == []
