@@ -311,10 +311,11 @@ def queue_run(
             f"--watch and {clash} cannot be combined: --watch lands cars pass after pass",
             f"drop {clash}, or drop --watch for a single pass",
         )
-    if ahead and (watch is not None or forge_kind is QueueForge.github):
+    if ahead and (watch is not None or dry_run or forge_kind is QueueForge.github):
         raise UsageError(
-            "--ahead works for a single pass on the local forge",
-            "drop --ahead, or run `gov queue run --ahead N` without --watch/--forge github",
+            "--ahead works for a single pass that lands cars, on the local forge",
+            "drop --ahead, or run `gov queue run --ahead N` without"
+            " --watch, --dry-run and --forge github",
         )
     if forge_kind is QueueForge.github:
         if watch is not None:
