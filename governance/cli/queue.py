@@ -311,11 +311,10 @@ def queue_run(
             f"--watch and {clash} cannot be combined: --watch lands cars pass after pass",
             f"drop {clash}, or drop --watch for a single pass",
         )
-    if ahead and (watch is not None or dry_run or forge_kind is QueueForge.github):
+    if ahead and (dry_run or forge_kind is QueueForge.github):
         raise UsageError(
-            "--ahead works for a single pass that lands cars, on the local forge",
-            "drop --ahead, or run `gov queue run --ahead N` without"
-            " --watch, --dry-run and --forge github",
+            "--ahead works on the local forge, in a run that lands cars",
+            "drop --ahead, or run `gov queue run --ahead N` without --dry-run and --forge github",
         )
     if forge_kind is QueueForge.github:
         if watch is not None:
@@ -352,9 +351,10 @@ def queue_run(
     from governance.cli.queue_watch import sigterm_interrupts, watch_cars
 
     with sigterm_interrupts():
-        if watch is not None:
-            watch_cars(repo, store, forge, prepare_car(repo, options), main, watch, text, say)
         speculate = Ahead(repo, store, forge, options, ahead) if ahead else None
+        if watch is not None:
+            land = prepare_car(repo, options)
+            watch_cars(repo, store, forge, land, main, watch, text, say, speculate)
         result = run_queue(
             repo, store, forge, prepare_car(repo, options), main_branch=main, dry_run=dry_run,
             say=say if text else None, speculate=speculate,

@@ -176,9 +176,7 @@ def run_queue(
     the cars landed in this pass, `speculate` makes the pass (`--ahead N`)."""
     with locks.hold(queue_lock(repo), "gov queue run"):
         if speculate is not None and not dry_run:
-            result = RunResult()
-            speculate(result, say)
-            return result
+            return _speculative_pass(speculate, say)
         return _one_pass(
             repo, store, forge, land_car, main_branch, dry_run, now, say,
             admit=admit, verify=verify, max_cars=max_cars,
@@ -199,21 +197,33 @@ def watch_queue(
     sleep: Callable[[float], None] = time.sleep,
     max_passes: int | None = None,
     stop: Callable[[], bool] = lambda: False,
+    speculate: Speculate | None = None,
 ) -> list[RunResult]:
     """Pass after pass, `interval` seconds apart, holding the queue's lock the
     whole time (a second runner exits 2 even while this one sleeps). It ends
     when `stop()` says so after a pass, after `max_passes`, or by an exception
-    (Ctrl-C, SIGTERM, a setup failure): the service's host restarts it."""
+    (Ctrl-C, SIGTERM, a setup failure): the service's host restarts it.
+    `speculate` makes each pass (`--ahead N`)."""
     passes: list[RunResult] = []
     with locks.hold(queue_lock(repo), "gov queue run --watch"):
         while True:
-            done = _one_pass(repo, store, forge, land_car, main_branch, False, now, say)
+            done = (
+                _speculative_pass(speculate, say)
+                if speculate is not None
+                else _one_pass(repo, store, forge, land_car, main_branch, False, now, say)
+            )
             passes.append(done)
             if after_pass is not None:
                 after_pass(done)
             if stop() or (max_passes is not None and len(passes) >= max_passes):
                 return passes
             sleep(interval)
+
+
+def _speculative_pass(speculate: Speculate, say: Say | None) -> RunResult:
+    result = RunResult()
+    speculate(result, say)
+    return result
 
 
 def _one_pass(

@@ -93,6 +93,7 @@ class Ahead:
 
     def __call__(self, result: RunResult, say: Say | None) -> None:
         release_all(self.repo, self.store)  # a killed run's candidates
+        self.deferred.clear()  # each pass decides afresh (--watch: the train moved)
         try:
             self._pass(result, say)
         finally:

@@ -63,7 +63,7 @@ def test_ahead_lands_the_same_main_as_the_sequential_train(
 
 def test_ahead_through_the_cli_and_its_status(make_repo: Callable[..., Repo]) -> None:
     train = example_train(make_repo, "cli")
-    bad = run_gov("queue", "run", "--ahead", "1", "--watch", "5", cwd=train.path)
+    bad = run_gov("queue", "run", "--ahead", "1", "--dry-run", cwd=train.path)
     assert bad.exit_code == 2 and "--ahead" in bad.stderr, bad.stdout + bad.stderr
     ran = run_gov("queue", "run", "--no-sweep", "--ahead", "2", cwd=train.path)
     assert ran.exit_code == 1, ran.stdout + ran.stderr
