@@ -134,8 +134,15 @@ class Ahead:
                 self.options.main_branch, self.now, self.verify,
             )  # fmt: skip
             release(self.repo, self.store, car.pr)
-            if done.outcome == "refused" and done.step == "commit" and self._main_tip() != main_tip:
-                self.store.requeue(car.pr, self.now())  # main moved by hand: built again on it
+            if (
+                done.outcome == "refused"
+                and done.step == "commit"
+                and (held.base != main_tip or self._main_tip() != main_tip)
+            ):
+                # Not the tested tree: the candidate was kept from a base with main's
+                # tree but another history (the merge base may differ), or main moved
+                # by hand. Built again on main itself before it is refused.
+                self.store.requeue(car.pr, self.now())
                 continue
             report(done)
 

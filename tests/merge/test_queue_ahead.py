@@ -167,3 +167,55 @@ def test_a_conflicting_car_is_parked_behind_the_car_it_conflicts_with_and_lands_
     landed = train.landed()
     assert [store.get(pr).landed_commit for pr in (101, 103, 104)] == landed  # type: ignore[union-attr]
     assert train.leftovers() == []
+
+
+def stacked_train(make_repo: Callable[..., Repo], name: str) -> Train:
+    """101 and 103, and 104 branched from 101's head (a stacked PR): its candidate,
+    built on 103's (itself on 101's), has another merge base than main once 101
+    has landed as one squashed commit."""
+    train = example_train(make_repo, name, (101, 103))
+    train.git("checkout", "-q", "-b", "pr-104", "pr-101")
+    (train.path / CHANGELOG).write_bytes(train.changelog("pr-101") + entry(104).encode())
+    train.repo.commit("PR 104, on PR 101")
+    train.git("checkout", "-q", "main")
+    train.forge().open_pull(104, "pr-104", title="PR 104")
+    train.store().add(104, "normal", "2026-08-15T10:00:09")
+    return train
+
+
+def test_a_stacked_pr_lands_as_in_the_sequential_train(make_repo: Callable[..., Repo]) -> None:
+    sequential = stacked_train(make_repo, "sequential")
+    assert sequential.run().exit_code == 0
+    train = stacked_train(make_repo, "ahead")
+    result = train.run(ahead=2)
+    assert [(c.pr, c.outcome) for c in result.cars] == [
+        (101, "landed"), (103, "landed"), (104, "landed"),
+    ]  # fmt: skip
+    assert train.changelog() == sequential.changelog() == train.expected(101, 103, 104)
+    assert train.tree("main") == sequential.tree("main")
+    assert [bases(train.store(), pr) for pr in (101, 103, 104)] == [[0], [101], [103]]
+    assert train.leftovers() == []
+
+
+def test_a_candidate_whose_base_changed_is_built_again(make_repo: Callable[..., Repo]) -> None:
+    """A commit lands on main by hand after 101: 103's candidate, built on 101's,
+    no longer has main's tree under it, so it is built again on main and lands
+    as that candidate, one commit on the hand-landed one."""
+    train = example_train(make_repo, "moved", (101, 103))
+    store = train.store()
+
+    def after(car: CarResult) -> None:
+        if car.pr == 101:
+            train.repo.write(NOTES, "landed by hand\n")
+            train.repo.commit("By hand")
+
+    result = train.run(ahead=1, say=after)
+    assert [(c.pr, c.outcome) for c in result.cars] == [(101, "landed"), (103, "landed")]
+    by_hand = train.git("rev-parse", "main^")
+    assert train.git("log", "-1", "--format=%s", by_hand) == "By hand"
+    assert [(c.base_pr, c.base) for c in store.candidates(103)] == [
+        (101, store.candidates(101)[0].sha), (0, by_hand),
+    ]  # fmt: skip
+    assert train.tree("main") == store.candidates(103)[-1].tree
+    assert train.changelog() == train.expected(101, 103)
+    assert train.leftovers() == []
