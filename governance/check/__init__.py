@@ -1,5 +1,6 @@
 """Floor 4, the check service: what `gov check`, `gov audit` and `gov schema` do.
 
+* `options`        - `CheckOptions`: what a check is asked, shared by the service and the preflight.
 * `service`        - `run_check`: read base and head, apply the rules, resolve keys, plan.
 * `snapshots`      - what a check judges: a commit, the index or the worktree, and its master configs.
 * `audit`          - replay a branch's history through the check.

@@ -29,7 +29,7 @@ from governance.git.snapshot import UnsafeTreePath
 
 if TYPE_CHECKING:
     from governance.changelog.rules import Verdict
-    from governance.check.service import CheckOptions
+    from governance.check.options import CheckOptions
     from governance.sweeps.dispatch import Resolved
     from governance.sweeps.shellscan import FlagUse
 

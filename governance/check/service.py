@@ -2,6 +2,8 @@
 
 The same function serves the three doors: the pre-commit hook (worktree or
 index bytes), CI (two refs and the PR number) and the merge tool.
+`CheckOptions` lives in `check.options` (the preflight reads it too) and is
+re-exported here.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from governance.changelog.modes import CheckMode
+from governance.check.options import CheckOptions
 from governance.check.snapshots import HeadSource, catalog_of, config_sources, snapshot_reader
 from governance.core.codes import split_ignored, violation
 from governance.core.diagnostics import UsageError, Violation
@@ -20,35 +22,14 @@ from governance.core.state import StateLayout
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 
+__all__ = ["CheckOptions", "CheckResult", "run_check"]
+
 if TYPE_CHECKING:  # the engines are imported only when a rule runs (not on a cached answer)
     from governance.changelog.rules import KnownKeys, Verdict
     from governance.check.findings_cache import PlanFindings
     from governance.check.preflight import Preflight
     from governance.matrix.additions import Additions
     from governance.matrix.catalog import Catalog
-
-
-@dataclass(frozen=True, slots=True)
-class CheckOptions:
-    mode: CheckMode
-    base_ref: str | None = None  # default: merge-base of HEAD with the main branch
-    head_ref: str | None = None  # default: HEAD
-    head_source: HeadSource = HeadSource.REF
-    configs: bool = True  # resolve config keys against the master configs at head
-    full: bool = False  # validate the whole base too, not only what head appends
-    # An explicit base means "where head forked from it" (their merge-base);
-    # exact_base compares with the base commit itself (two-dot).
-    exact_base: bool = False
-    # (commit, label) of a base already resolved (governance.check.trusted).
-    resolved_base: tuple[str, str] | None = None
-    # Preflight the launch scripts of the triggered rows (None: the
-    # `sweep-preflight` setting; "auto" = when the scripts folder exists).
-    sweep_preflight: bool | None = None
-    # The plan options a sweep's labels turn on (core.sweep_gate.plan_kwargs):
-    # the check judges the rows the sweep will run (--labels, --event).
-    plan_flags: frozenset[str] = frozenset()
-    # Skip the remembered answers (--no-cache, GOV_NO_CACHE=1); not part of any key.
-    no_cache: bool = field(default=False, repr=False, compare=False)
 
 
 @dataclass(slots=True)

@@ -35,47 +35,45 @@ class NotPlain(Exception):
     """The document needs the safe constructor (or is not valid YAML)."""
 
 
+def _signed(value: str) -> tuple[int, str]:
+    """(sign, digits) of a number as the safe constructor splits it."""
+    sign = -1 if value[0] == "-" else 1
+    return sign, value[1:] if value[0] in "+-" else value
+
+
+def _sexagesimal(value: str, part: Callable[[str], Any]) -> Any:
+    """`1:30:00`, YAML 1.1's base 60 (each part converted by `part`)."""
+    total, base = part("0"), 1
+    for digits in reversed(value.split(":")):
+        total += part(digits) * base
+        base *= 60
+    return total
+
+
 def _int(text: str) -> int:
     """YAML 1.1 integers as the safe constructor converts them (octal `017`, `0o`, `0x`, `0b`, base 60)."""
-    value = text.replace("_", "")
-    sign = -1 if value[0] == "-" else 1
-    if value[0] in "+-":
-        value = value[1:]
+    sign, value = _signed(text.replace("_", ""))
     if value == "0":
         return 0
-    if value.startswith("0b"):
-        return sign * int(value[2:], 2)
-    if value.startswith("0x"):
-        return sign * int(value[2:], 16)
-    if value.startswith("0o"):
-        return sign * int(value[2:], 8)
+    for prefix, radix in (("0b", 2), ("0x", 16), ("0o", 8)):
+        if value.startswith(prefix):
+            return sign * int(value[2:], radix)
     if value[0] == "0":
         return sign * int(value, 8)
     if ":" in value:
-        total, base = 0, 1
-        for part in reversed(value.split(":")):
-            total += int(part) * base
-            base *= 60
-        return sign * total
+        return sign * int(_sexagesimal(value, int))
     return sign * int(value)
 
 
 def _float(text: str) -> float:
     """YAML 1.1 floats as the safe constructor converts them (`.inf`, `.nan`, base 60)."""
-    value = text.replace("_", "").lower()
-    sign = -1 if value[0] == "-" else 1
-    if value[0] in "+-":
-        value = value[1:]
+    sign, value = _signed(text.replace("_", "").lower())
     if value == ".inf":
         return sign * _INF
     if value == ".nan":
         return -_INF / _INF  # the quiet NaN the safe constructor makes
     if ":" in value:
-        total, base = 0.0, 1
-        for part in reversed(value.split(":")):
-            total += float(part) * base
-            base *= 60
-        return sign * total
+        return sign * float(_sexagesimal(value, float))
     return sign * float(value)
 
 

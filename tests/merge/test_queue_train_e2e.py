@@ -13,6 +13,7 @@ ahead), so the car behind the failure launches nothing.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,7 +210,7 @@ def test_the_same_train_through_the_cli_subprocess(train: SweptTrain, gov_exe: s
         assert added.exit_code == 0, added.stderr
     before = len(train.runs())
     argv = [gov_exe, "queue", "run", "--sweep", "--launcher", "local", "--format", "json"]
-    ran = run_process(argv, cwd=train.path)
+    ran = run_process(argv, cwd=train.path, env={"GOV_PUBLISH_ON_MERGE": "true"})
     assert ran.exit_code == 1, ran.stdout + ran.stderr
     cars = json.loads(ran.stdout)["cars"]
     assert [(c["pr"], c["outcome"], c["step"]) for c in cars] == [
@@ -235,6 +236,20 @@ def test_the_same_train_through_the_cli_subprocess(train: SweptTrain, gov_exe: s
     assert {c["pr"]: c["rows"] for c in cars} == rows  # what `run --format json` said per car
     text = run_gov("-C", str(train.path), "queue", "status").stdout
     assert "(rows: 10 by the PR, 6 by a car ahead, 7 run)" in text, text
+    # publish-on-merge: each car the queue landed is published once it lands,
+    # every row it stands on (measured by the PR, by a car ahead, or run), and
+    # nothing of the refused cars.
+    with sqlite3.connect(train.path / ".git" / "gov" / "results.sqlite3") as db:
+        published = dict(
+            db.execute("SELECT commit_sha, COUNT(*) FROM results GROUP BY commit_sha").fetchall()
+        )
+    stood_on = {
+        pr: sum(v for k, v in rows[pr].items() if k in ("pr", "ahead", "run")) for pr in LANDS
+    }
+    assert published == {
+        store.get(pr).landed_commit: stood_on[pr]  # type: ignore[union-attr]
+        for pr in LANDS
+    }
     assert "at plan (rows: 0 by the PR, 0 by a car ahead, 5 run, 5 of them failed): sweep:" in text
 
 
