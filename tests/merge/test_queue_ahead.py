@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from governance.merge.queue import CarResult
-from governance.merge.queue_render import render_status
+from governance.merge.queue_render import render_status, status_data
 from governance.merge.queue_store import QueueStore
 from tests.harness import Repo, commit_example, run_gov, run_process
 from tests.merge.queue_train import CHANGELOG, Train, build_train, entry, example_train
@@ -145,8 +145,12 @@ def test_a_conflicting_car_is_parked_behind_the_car_it_conflicts_with_and_lands_
         store.add(pr, "normal", f"2026-08-15T10:00:{i:02d}")
     status: dict[int, str] = {}
 
+    parked: dict[int, list[object]] = {}  # `status --format json`: blocked_by per car
+
     def after(car: CarResult) -> None:
         status[car.pr] = render_status(store.cars(), store.paused)
+        cars = status_data(store.cars(), store.paused)["cars"]
+        parked[car.pr] = [c["blocked_by"] for c in cars]  # type: ignore[index, union-attr]
         if car.pr == 103:  # 104's author resolves against main as 103 left it
             change_notes(train, "pr-104", "first line, as 103 and 104 agree", onto="main")
 
@@ -158,6 +162,7 @@ def test_a_conflicting_car_is_parked_behind_the_car_it_conflicts_with_and_lands_
     # While 101 landed, 104 waited parked behind 103 (found by merging it onto
     # main, then 101's candidate, then 103's), not refused.
     assert "PR #104" in status[101] and "parked behind PR #103" in status[101], status[101]
+    assert parked[101] == [None, 103, None]  # 103, 104 waiting; 101 landed
     assert "parked" not in status[103]  # 103 landed: 104 is retried
     assert [(c.base_pr) for c in store.candidates(104)] == [0]  # built once, on main
     assert store.candidates(104)[0].base == store.get(103).landed_commit  # type: ignore[union-attr]
