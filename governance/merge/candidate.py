@@ -3,8 +3,9 @@
 the candidate of the car ahead), its changelog resolved by construction,
 then checked and planned, by prepare-merge's own steps run dry (no journal,
 no scratch ref, no sweep). The only thing written is the candidate commit
-object; the queue keeps it with a ref its database records
-(`merge.queue_ahead`).
+object; the queue keeps it with `refs/gov/queue/pr-N`, which its database
+records before the ref is made, and lets it go with `release` (the ref
+deleted only at the recorded value, then forgotten).
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from governance.forge.base import Forge, PullRequest
 from governance.git.repo import GitRepo
 from governance.merge import changelog_steps, decisions, steps
 from governance.merge import journal as jr
+from governance.merge.queue_store import QueueStore
 from governance.merge.report import MergeReport
 from governance.merge.work import Fetched, PrepareOptions, Refused, Work
+
+REF_PREFIX = "refs/gov/queue/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +73,23 @@ def conflicts_on(repo: GitRepo, settings: Settings, pull: PullRequest, base: str
         return False
     tree = repo.objects.merge_tree(pull.head_sha, base)
     return bool(decisions.blocking_conflicts(repo, tree, settings.changelog))
+
+
+def candidate_ref(pr: int) -> str:
+    return f"{REF_PREFIX}pr-{int(pr)}"
+
+
+def release(repo: GitRepo, store: QueueStore, pr: int) -> None:
+    """Delete the car's candidate ref (only at a value the database recorded), then forget it."""
+    for held in store.candidates(pr, held=True):
+        current = repo.ref_sha(held.ref)
+        if current == held.sha:
+            repo.delete_ref(held.ref, current)
+    store.release_candidates(pr)
+
+
+def release_all(repo: GitRepo, store: QueueStore) -> None:
+    """Every candidate the database holds a ref for (a killed `--ahead` run's, at
+    the start of any pass; this pass's, at its end)."""
+    for pr in sorted({held.pr for held in store.candidates(held=True)}):
+        release(repo, store, pr)

@@ -31,6 +31,7 @@ from governance.core.state import StateLayout
 from governance.forge import open_forge
 from governance.forge.base import Forge
 from governance.git.repo import GitRepo
+from governance.merge.candidate import release_all
 from governance.merge.car_rows import RowCounts, rows_by_decision
 from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.queue_store import Car, QueueStore
@@ -245,6 +246,7 @@ def _one_pass(
     if dry_run:
         _dry_run(store, land_car, result, say)
         return result
+    release_all(repo, store)  # candidates a killed `--ahead` run left: not used one at a time
     seen: set[int] = set()
     while True:
         if store.paused:  # read before every car: `gov queue pause` stops the train

@@ -33,7 +33,15 @@ from governance.core.diagnostics import GovError
 from governance.core.settings import Settings
 from governance.forge.base import Forge, PullRequest
 from governance.git.repo import GitRepo
-from governance.merge.candidate import Built, NotBuilt, build, conflicts_on
+from governance.merge.candidate import (
+    Built,
+    NotBuilt,
+    build,
+    candidate_ref,
+    conflicts_on,
+    release,
+    release_all,
+)
 from governance.merge.queue import (
     CarOptions,
     CarResult,
@@ -51,30 +59,11 @@ from governance.merge.queue_store import Candidate, Car, CarState, QueueStore
 
 # A killed run's `running` car first, then the queue's order.
 WAITING: tuple[tuple[CarState, ...], ...] = (("running",), ("queued",))
-REF_PREFIX = "refs/gov/queue/"
 Chain = list[tuple[Car, Candidate]]
 
 
 def partial_land(land: LandTested, tree: str) -> LandCar:
     return lambda pr: land(pr, tree)
-
-
-def candidate_ref(pr: int) -> str:
-    return f"{REF_PREFIX}pr-{int(pr)}"
-
-
-def release(repo: GitRepo, store: QueueStore, pr: int) -> None:
-    """Delete the car's candidate ref (only at a value the database recorded), then forget it."""
-    for held in store.candidates(pr, held=True):
-        current = repo.ref_sha(held.ref)
-        if current == held.sha:
-            repo.delete_ref(held.ref, current)
-    store.release_candidates(pr)
-
-
-def release_all(repo: GitRepo, store: QueueStore) -> None:
-    for pr in sorted({held.pr for held in store.candidates(held=True)}):
-        release(repo, store, pr)
 
 
 @dataclass

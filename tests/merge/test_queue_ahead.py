@@ -80,14 +80,22 @@ def test_ahead_through_the_cli_and_its_status(make_repo: Callable[..., Repo]) ->
 # (nothing written yet); queue-candidate: 101's candidate recorded and its ref
 # made; land: 101 merged by the dead run with the candidates of 101 and 103 held;
 # queue-prepared: prepare-merge returned, the queue had not recorded it.
-@pytest.mark.parametrize("point", ["check", "commit", "queue-candidate", "land", "queue-prepared"])
+@pytest.mark.parametrize(
+    ("point", "rerun_ahead"),
+    [
+        ("check", "2"), ("commit", "2"), ("queue-candidate", "2"), ("land", "2"),
+        ("queue-prepared", "2"),
+        # Rerun one car at a time: it lets the dead run's candidates go too.
+        ("queue-candidate", "0"), ("land", "0"),
+    ],
+)  # fmt: skip
 def test_kill_mid_speculation_then_rerun_converges(
-    make_repo: Callable[..., Repo], gov_exe: str, point: str
+    make_repo: Callable[..., Repo], gov_exe: str, point: str, rerun_ahead: str
 ) -> None:
-    reference = example_train(make_repo, f"reference-{point}")
+    reference = example_train(make_repo, f"reference-{point}-{rerun_ahead}")
     assert reference.run().exit_code == 1
 
-    train = example_train(make_repo, f"killed-{point}")
+    train = example_train(make_repo, f"killed-{point}-{rerun_ahead}")
     command = [gov_exe, "queue", "run", "--no-sweep", "--ahead", "2"]
     killed = run_process(command, cwd=train.path, env={"GOV_TEST_CRASH_AFTER": point})
     assert killed.exit_code == -signal.SIGKILL, killed.stdout + killed.stderr
@@ -98,7 +106,7 @@ def test_kill_mid_speculation_then_rerun_converges(
     assert dict(line.split() for line in refs.splitlines()) == held
     assert bool(held) is (point != "check" and point != "commit")
 
-    rerun = run_gov("queue", "run", "--no-sweep", "--ahead", "2", cwd=train.path)
+    rerun = run_gov("queue", "run", "--no-sweep", "--ahead", rerun_ahead, cwd=train.path)
     assert rerun.exit_code == 1, rerun.stdout + rerun.stderr  # PR 102 refused again
     states = {car.pr: car.state for car in train.store().cars()}
     assert states == {101: "landed", 102: "refused", 103: "landed"}
