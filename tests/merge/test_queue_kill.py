@@ -100,9 +100,9 @@ def test_kill_at_a_random_moment_then_rerun_converges(
     rerun = run_gov("queue", "run", "--no-sweep", "--ahead", ahead, cwd=train.path)
     assert rerun.exit_code in (0, 1), rerun.stdout + rerun.stderr  # 0: nothing left to refuse
     states = {car.pr: car.state for car in train.store().cars()}
-    assert states == {101: "landed", 102: "refused", 103: "landed"}
+    assert states == {101: "landed", 102: "refused", 103: "landed"}, rerun.stdout + rerun.stderr
+    assert train.leftovers() == [], rerun.stdout  # before the byte checks: says what was left
     assert train.changelog() == reference.changelog() == train.expected(101, 103)
     assert train.tree("main") == reference.tree("main")
     assert len(train.landed()) == 2  # merged once each, never twice
-    assert train.leftovers() == []
     assert train.git("status", "--porcelain") == ""
