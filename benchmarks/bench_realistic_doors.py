@@ -2,6 +2,7 @@
 edit, the Action and a maintainer's prepare-merge cost (issue 24's table).
 
     .venv/bin/python benchmarks/bench_realistic_doors.py [--runs N] [--prs K] [--reference SCRIPT]
+                                                         [--before BIN_DIR]
 
 Cases, each a whole process (or the Action's two), median of N runs:
 
@@ -24,6 +25,10 @@ Cases, each a whole process (or the Action's two), median of N runs:
 
 The reference (`--reference SCRIPT`, or `GOV_REFERENCE`) is any executable taking the
 repository path, the base and the head: its row is printed beside gov's when given.
+
+`--before BIN_DIR` (the `bin/` of another gov's virtualenv, e.g. an older commit installed
+with `pip install -e`) measures that gov too, run for run interleaved with this one on the
+same setups (so both meet the same load), and prints both medians and their ratio.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_doors import GOV, HOOK, Figure, measure
+from bench_doors import BIN, GOV, HOOK, Figure, measure, run_once
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 SCRIPTS = CORPUS / "inferencex-scripts.bundle"
@@ -132,17 +137,52 @@ def _quote(word: str) -> str:
     return "'" + word.replace("'", "'\\''") + "'"
 
 
+def measure_pair(
+    name: str,
+    argv: list[str],
+    cwd: Path,
+    runs: int,
+    before: Callable[[], None] | None,
+    other_bin: str,
+) -> tuple[Figure, Figure]:
+    """This gov and the gov in `other_bin` on the same command, alternating
+    run for run (each after its own `before`), so both meet the same load."""
+    other = [word.replace(str(BIN), other_bin) for word in argv]
+    figures: dict[str, list[float]] = {"this": [], "other": []}
+    for command in (argv, other):
+        run_once(command, cwd)  # page cache and .pyc files warm
+    for _ in range(runs):
+        for key, command in (("this", argv), ("other", other)):
+            if before is not None:
+                before()
+            elapsed, _peak, code = run_once(command, cwd)
+            if code not in (0, 1):
+                sys.exit(f"{name}: exit {code} ({' '.join(command)})")
+            figures[key].append(elapsed)
+    return Figure(name, figures["this"], 0.0), Figure(name, figures["other"], 0.0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--prs", type=int, default=3)
     parser.add_argument("--reference", default=os.environ.get("GOV_REFERENCE"))
+    parser.add_argument("--before", help="bin/ of another gov, measured interleaved")
     options = parser.parse_args()
     for bundle in (SCRIPTS, HISTORY, RUNNERS):
         if not bundle.is_file():
             sys.exit(f"skipped: {bundle} is not there (the shared corpus)")
     n = options.runs
-    rows: list[tuple[str, Figure, Figure | None]] = []
+    # (door, this gov, the --before gov, the reference)
+    rows: list[tuple[str, Figure, Figure | None, Figure | None]] = []
+
+    def timed(
+        label: str, argv: list[str], cwd: Path, before: Callable[[], None] | None = None
+    ) -> tuple[Figure, Figure | None]:
+        if not options.before:
+            return measure(label, argv, cwd, n, before), None
+        return measure_pair(label, argv, cwd, n, before, str(Path(options.before).resolve()))
+
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         scripts_repo = clone(SCRIPTS, root / "scripts")
@@ -174,17 +214,17 @@ def main() -> None:
             ).returncode
             case.name += " (check passes)" if verdict == 0 else f" (check exit {verdict})"
             rows.append((f"CI check, cold: {case.name}",
-                         measure(case.name, with_env(case.env, case.check()), case.repo, n, cold),
+                         *timed(case.name, with_env(case.env, case.check()), case.repo, cold),
                          reference(case)))  # fmt: skip
             rows.append((f"Action steps, cold: {case.name}",
-                         measure(case.name, action(case, root / "summary.md"), case.repo, n,
-                                 cold), None))  # fmt: skip
+                         *timed(case.name, action(case, root / "summary.md"), case.repo, cold),
+                         None))  # fmt: skip
             rows.append((f"gov plan, cold: {case.name}",
-                         measure(case.name, with_env(case.env, case.plan()), case.repo, n, cold),
+                         *timed(case.name, with_env(case.env, case.plan()), case.repo, cold),
                          None))  # fmt: skip
         first = cases[0]
         rows.append(("CI check, warm repeat (cache answers; not a user's case)",
-                     measure("warm", first.check(), first.repo, n), None))  # fmt: skip
+                     *timed("warm", first.check(), first.repo), None))  # fmt: skip
 
         hook_repo = clone(SCRIPTS, root / "hook")
         git(hook_repo, "checkout", "-q", "-B", "pr", "origin/pr/2194-scaffold")
@@ -201,7 +241,7 @@ def main() -> None:
             git(hook_repo, "add", "perf-changelog.yaml")
 
         rows.append(("hook on a new staged edit (gov-pre-commit)",
-                     measure("hook", [HOOK], hook_repo, n, new_edit), None))  # fmt: skip
+                     *timed("hook", [HOOK], hook_repo, new_edit), None))  # fmt: skip
 
         merge_repo = clone(SCRIPTS, root / "merge")
         git(merge_repo, "checkout", "-q", "-B", "main", "origin/main")
@@ -218,18 +258,22 @@ def main() -> None:
             shutil.copyfile(saved, keep_forge)  # the forge is the repository's state, not a cache
 
         rows.append(("prepare-merge --pr 2194 --dry-run, local forge, no sweep",
-                     measure("merge", [GOV, "prepare-merge", "--pr", "2194", "--dry-run"],
-                             merge_repo, n, cold_but_forge), None))  # fmt: skip
+                     *timed("merge", [GOV, "prepare-merge", "--pr", "2194", "--dry-run"],
+                            merge_repo, cold_but_forge), None))  # fmt: skip
 
     print(f"gov at {git(Path(__file__).resolve().parents[1], 'rev-parse', '--short', 'HEAD')}, "
           f"median of {n} runs, load {os.getloadavg()[0]:.2f}")  # fmt: skip
-    print("| door | gov median | min-max | reference | ratio |")
-    print("|---|---|---|---|---|")
-    for name, figure, ref in rows:
-        shown = f"{ref.median:.3f} s" if ref else ""
-        ratio = f"{ref.median / figure.median:.1f}x" if ref else ""
+    if options.before:
+        print(f"before: the gov in {options.before}, interleaved run for run")
+    print("| door | gov median | min-max | before | speed-up | reference | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for name, figure, earlier, theirs in rows:
+        was = f"{earlier.median:.3f} s" if earlier else ""
+        gain = f"{earlier.median / figure.median:.2f}x" if earlier else ""
+        shown = f"{theirs.median:.3f} s" if theirs else ""
+        ratio = f"{theirs.median / figure.median:.1f}x" if theirs else ""
         print(f"| {name} | {figure.median:.3f} s | {min(figure.seconds):.3f}-"
-              f"{max(figure.seconds):.3f} | {shown} | {ratio} |")  # fmt: skip
+              f"{max(figure.seconds):.3f} | {was} | {gain} | {shown} | {ratio} |")  # fmt: skip
     if not options.reference:
         print("reference: not run (no --reference SCRIPT or GOV_REFERENCE given)")
 
