@@ -217,6 +217,8 @@ class QueueStore:
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM cars").fetchone()[0]
             conn.execute("DELETE FROM car_rows WHERE pr = ?", (pr,))  # a new car, no sweep yet
             conn.execute("DELETE FROM parked WHERE pr = ?", (pr,))
+            # A new car: its old builds go, but for any whose ref is still recorded.
+            conn.execute("DELETE FROM candidates WHERE pr = ? AND ref = ''", (pr,))
             conn.execute(
                 "INSERT OR REPLACE INTO cars (pr, priority, seq, enqueued_at, state, attempts,"
                 " updated_at) VALUES (?, ?, ?, ?, 'queued', 0, ?)",

@@ -7,12 +7,16 @@ from __future__ import annotations
 import json
 import signal
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from governance.core.state import StateLayout
+from governance.merge.candidate import candidate_ref
 from governance.merge.queue import CarResult
 from governance.merge.queue_render import render_status, status_data
-from governance.merge.queue_store import QueueStore
+from governance.merge.queue_store import Candidate, QueueStore
 from tests.harness import Repo, commit_example, run_gov, run_process
 from tests.merge.queue_train import CHANGELOG, Train, build_train, entry, example_train
 
@@ -232,3 +236,15 @@ def test_a_candidate_whose_base_changed_is_built_again(make_repo: Callable[..., 
     assert train.tree("main") == store.candidates(103)[-1].tree
     assert train.changelog() == train.expected(101, 103)
     assert train.leftovers() == []
+
+
+def test_a_car_added_again_forgets_its_released_candidates(tmp_path: Path) -> None:
+    store = QueueStore(StateLayout(tmp_path / ".git"))
+    store.add(7, "normal", "2026-08-15T10:00:00")
+    built = Candidate(7, "a" * 40, "b" * 40, "c" * 40, "d" * 40, 0, candidate_ref(7))
+    store.add_candidate(built)
+    store.release_candidates(7)
+    store.add_candidate(replace(built, sha="e" * 40))  # held: a killed run's, its ref recorded
+    store.refused(7, "check", "GOV501", "2026-08-15T10:01:00")
+    store.add(7, "normal", "2026-08-15T10:02:00")
+    assert [c.sha for c in store.candidates(7)] == ["e" * 40]  # the held one stays recorded
