@@ -1,6 +1,6 @@
 """One real week through `gov queue run --no-sweep` (issue 20's measurement).
 
-    .venv/bin/python benchmarks/replay_queue_week.py [--keep DIR]
+    .venv/bin/python benchmarks/replay_queue_week.py [--keep DIR] [--ahead N]
 
 Clones ../shared/corpus/inferencex.bundle with every branch into a temporary
 folder (or DIR). The week: the corpus PR branches whose last commit is dated
@@ -84,6 +84,7 @@ def codes(report: dict[str, object]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="clone here and keep it")
+    parser.add_argument("--ahead", type=int, default=0, help="gov queue run --ahead N")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="gov-replay-"))
     repo = work / "inferencex"
@@ -96,7 +97,8 @@ def main() -> None:
         run(repo, GOV, "pr", "open", "--number", str(number), "--branch", branch)
         run(repo, GOV, "queue", "add", "--pr", str(number))
     started, wall = time.monotonic(), time.time()
-    done = run(repo, GOV, "queue", "run", "--no-sweep", "--format", "json", check=False)
+    ahead = ("--ahead", str(args.ahead)) if args.ahead else ()
+    done = run(repo, GOV, "queue", "run", "--no-sweep", *ahead, "--format", "json", check=False)
     total = time.monotonic() - started
     if done.returncode not in (0, 1):
         raise SystemExit(done.stderr)
@@ -129,6 +131,8 @@ def main() -> None:
     print(f"gov queue: {landed} landed, {len(result['cars']) - landed} refused,"
           f" {resolved} changelog conflict(s) resolved, {total:.1f} s in all;"
           f" stop-on-first-failure lands {landed_prefix}")  # fmt: skip
+    tree = run(repo, "git", "rev-parse", "main^{tree}").stdout.strip()
+    print(f"main's tree after the run: {tree} (--ahead {args.ahead})")
     print(f"clone: {repo}" if args.keep else "")
 
 

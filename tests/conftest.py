@@ -17,6 +17,8 @@ from tests.harness import (
     PROJECT,
     Repo,
     clone_corpus,
+    commit_example,
+    commit_launch_scripts,
     git,
     require_corpus,
     writable_corpus_clone,
@@ -50,29 +52,13 @@ def make_repo(tmp_path: Path) -> Callable[..., Repo]:
 @pytest.fixture
 def example_repo(make_repo: Callable[..., Repo]) -> Repo:
     """A repository holding the shipped example state on `main`."""
-    repo = make_repo("example")
-    for name in (
-        "perf-changelog.yaml",
-        "configs/amd-master.yaml",
-        "configs/nvidia-master.yaml",
-        "configs/runners.yaml",
-    ):
-        repo.write(name, (PROJECT / name).read_bytes())
-    repo.commit("Example benchmark repository")
-    return repo
+    return commit_example(make_repo("example"))
 
 
 @pytest.fixture
 def sweep_repo(example_repo: Repo) -> Repo:
     """The example repository with its launch scripts and `scripts` setting."""
-    shutil.copytree(
-        PROJECT / "launch" / "benchmarks",
-        example_repo.path / "launch" / "benchmarks",
-        symlinks=True,
-    )
-    example_repo.write("pyproject.toml", '[tool.gov]\nscripts = "launch/benchmarks"\n')
-    example_repo.commit("Launch scripts")
-    return example_repo
+    return commit_launch_scripts(example_repo)
 
 
 @pytest.fixture(scope="session")

@@ -191,6 +191,32 @@ class Repo:
         return GitRepo(self.path)
 
 
+EXAMPLE_FILES = (
+    "perf-changelog.yaml",
+    "configs/amd-master.yaml",
+    "configs/nvidia-master.yaml",
+    "configs/runners.yaml",
+)
+
+
+def commit_example(repo: Repo) -> Repo:
+    """The shipped example state (changelog and configs), committed on `main`."""
+    for name in EXAMPLE_FILES:
+        repo.write(name, (PROJECT / name).read_bytes())
+    repo.commit("Example benchmark repository")
+    return repo
+
+
+def commit_launch_scripts(repo: Repo) -> Repo:
+    """The example's launch scripts and the `scripts` setting naming them."""
+    shutil.copytree(
+        PROJECT / "launch" / "benchmarks", repo.path / "launch" / "benchmarks", symlinks=True
+    )
+    repo.write("pyproject.toml", '[tool.gov]\nscripts = "launch/benchmarks"\n')
+    repo.commit("Launch scripts")
+    return repo
+
+
 def copy_project(target: Path) -> Path:
     """This project's files as they are in the working tree (tracked and new,
     not ignored: uncommitted work is what a test of the installed tool

@@ -280,11 +280,22 @@ def queue_run(
     output: Annotated[TextOrJson, format_option("Report format.")] = TextOrJson.text,
     forge_kind: Annotated[QueueForge, forge_option()] = QueueForge.local,
     remote: Annotated[str, remote_option()] = "origin",
+    ahead: Annotated[
+        int,
+        typer.Option(
+            "--ahead",
+            metavar="N",
+            min=0,
+            help="Build and check the candidates of N cars behind the front one, each on the"
+            " candidate of the car before it (0: one car at a time).",
+        ),
+    ] = 0,
 ) -> None:
     """Land the waiting cars in order, each on main as the car before left it; a
     refused car is marked and the train goes on. Exit 1 when a car was refused."""
     from governance.core.diagnostics import UsageError
     from governance.merge.queue import CarOptions, CarResult, prepare_car, run_queue
+    from governance.merge.queue_ahead import Ahead
     from governance.merge.queue_render import render_car, render_summary, run_data
     from governance.merge.report import render_text
     from governance.merge.sweep_step import SweepOptions
@@ -299,6 +310,11 @@ def queue_run(
         raise UsageError(
             f"--watch and {clash} cannot be combined: --watch lands cars pass after pass",
             f"drop {clash}, or drop --watch for a single pass",
+        )
+    if ahead and (dry_run or forge_kind is QueueForge.github):
+        raise UsageError(
+            "--ahead works on the local forge, in a run that lands cars",
+            "drop --ahead, or run `gov queue run --ahead N` without --dry-run and --forge github",
         )
     if forge_kind is QueueForge.github:
         if watch is not None:
@@ -335,11 +351,13 @@ def queue_run(
     from governance.cli.queue_watch import sigterm_interrupts, watch_cars
 
     with sigterm_interrupts():
+        speculate = Ahead(repo, store, forge, options, ahead) if ahead else None
         if watch is not None:
-            watch_cars(repo, store, forge, prepare_car(repo, options), main, watch, text, say)
+            land = prepare_car(repo, options)
+            watch_cars(repo, store, forge, land, main, watch, text, say, speculate)
         result = run_queue(
             repo, store, forge, prepare_car(repo, options), main_branch=main, dry_run=dry_run,
-            say=say if text else None,
+            say=say if text else None, speculate=speculate,
         )  # fmt: skip
     if text:
         emit(render_summary(result))

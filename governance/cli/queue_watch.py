@@ -13,7 +13,7 @@ from governance.cli.common import emit, err
 if TYPE_CHECKING:
     from governance.forge.base import Forge
     from governance.git.repo import GitRepo
-    from governance.merge.queue import CarResult, LandCar, RunResult
+    from governance.merge.queue import CarResult, LandCar, RunResult, Speculate
     from governance.merge.queue_store import QueueStore
 
 
@@ -26,6 +26,7 @@ def watch_cars(
     interval: float,
     text: bool,
     say: Callable[[CarResult], None],
+    speculate: Speculate | None = None,
 ) -> NoReturn:
     """`run --watch`: passes until a signal (Ctrl-C or SIGTERM: exit 130)."""
     import json
@@ -47,7 +48,7 @@ def watch_cars(
     try:
         watch_queue(
             repo, store, forge, land_car, main_branch=main, interval=interval,
-            say=say if text else None, after_pass=after_pass,
+            say=say if text else None, after_pass=after_pass, speculate=speculate,
         )  # fmt: skip
     except KeyboardInterrupt:
         # On stderr with JSON: stdout stays one JSON object per line.

@@ -17,6 +17,8 @@ and `gov queue` (docs/queue.md).
 * `sweep_section`  - the sweep part of a merge report: per row reused or rerun, and why.
 * `sweep_keys`     - the config keys of a plan's rows and the launch schedule (priority, canary).
 * `queue`          - `gov queue run`: land the waiting cars one at a time through prepare-merge.
+* `queue_ahead`    - `gov queue run --ahead N`: candidates built ahead, parked and deferred cars, landing in order.
+* `candidate`      - one car's candidate: prepare-merge's steps run dry on a base (main or the car ahead's candidate); its ref, released.
 * `queue_store`    - the queue database (`.git/gov/queue.sqlite3`): cars, states, the paused flag.
 * `queue_github`   - who may enqueue on GitHub: label and `/gov queue` asks, writers only, no forks, dequeue-on-push.
 * `queue_github_run` - `gov queue run --forge github`: cars through prepare-merge's GitHub route, the tree read back, one comment per PR.

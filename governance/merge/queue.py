@@ -9,7 +9,9 @@ marked with prepare-merge's step and reason and the train goes on with the
 next car on the same main. A car found `running` (its run was killed) is
 resumed first: prepare-merge recovers from its journal, and a PR the forge
 already merged is marked landed, never merged twice. `watch_queue` is
-`gov queue run --watch`: pass after pass under the same lock.
+`gov queue run --watch`: pass after pass under the same lock. With
+`--ahead N` a pass is `merge.queue_ahead`'s: candidates built ahead, landed
+here one at a time (`run_car`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from governance.core.state import StateLayout
 from governance.forge import open_forge
 from governance.forge.base import Forge
 from governance.git.repo import GitRepo
+from governance.merge.candidate import release_all
 from governance.merge.car_rows import RowCounts, rows_by_decision
 from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.queue_store import Car, QueueStore
@@ -37,11 +40,16 @@ from governance.merge.sweep_step import SweepOptions, sweep_hook
 
 # prepare-merge on one PR against main as it is now (settings re-read from main's tip).
 LandCar = Callable[[int], MergeReport]
+# The same, refusing (at `commit`) to land any tree but the given one ('': any).
+LandTested = Callable[[int, str], MergeReport]
 # Whether a waiting car may run now: "" yes, else why not (the callable took it out).
 Admit = Callable[[Car], str]
 # Tested = landed on a forge whose main is not a local branch: "" or what differs.
 Verify = Callable[[str, MergeReport], str]
+# A whole pass of `gov queue run --ahead N` (merge.queue_ahead), under the queue's lock.
+Speculate = Callable[["RunResult", "Say | None"], None]
 CarOutcome = Literal["landed", "refused", "busy", "would"]
+Say = Callable[["CarResult"], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +129,14 @@ def car_sweep(options: CarOptions) -> SweepOptions:
 def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
     """prepare-merge on the local forge, each car with the settings of main's
     tip as the car before left it."""
+    tested = prepare_tested_car(repo, options)
+    return lambda pr: tested(pr, "")
 
-    def land(pr: int) -> MergeReport:
+
+def prepare_tested_car(repo: GitRepo, options: CarOptions) -> LandTested:
+    """`prepare_car` landing only the tree the queue tested (`--ahead`)."""
+
+    def land(pr: int, expect_tree: str) -> MergeReport:
         settings = main_settings(repo, options.main_branch, options.overrides, remote=None)
         forge = open_forge("local", repo, settings.repository, main_branch=settings.main_branch)
         hook = sweep_hook(repo, settings, options.sweep, car_sweep(options))
@@ -132,6 +146,7 @@ def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
             main_branch=settings.main_branch,
             poll_interval=options.poll_interval,
             check_timeout=options.check_timeout,
+            expect_tree=expect_tree,
         )
         try:
             return prepare_merge(repo, settings, forge, prepare, sweep=hook)
@@ -154,12 +169,15 @@ def run_queue(
     admit: Admit | None = None,
     verify: Verify | None = None,
     max_cars: int = 0,
+    speculate: Speculate | None = None,
 ) -> RunResult:
     """One pass over the queue (one runner per repository: a kernel lock).
     `admit` is asked before each car (GitHub: a fork, a pushed head), `verify`
     replaces the local tested-is-landed check, `max_cars` (0: no limit) caps
-    the cars landed in this pass."""
+    the cars landed in this pass, `speculate` makes the pass (`--ahead N`)."""
     with locks.hold(queue_lock(repo), "gov queue run"):
+        if speculate is not None and not dry_run:
+            return _speculative_pass(speculate, say)
         return _one_pass(
             repo, store, forge, land_car, main_branch, dry_run, now, say,
             admit=admit, verify=verify, max_cars=max_cars,
@@ -180,21 +198,33 @@ def watch_queue(
     sleep: Callable[[float], None] = time.sleep,
     max_passes: int | None = None,
     stop: Callable[[], bool] = lambda: False,
+    speculate: Speculate | None = None,
 ) -> list[RunResult]:
     """Pass after pass, `interval` seconds apart, holding the queue's lock the
     whole time (a second runner exits 2 even while this one sleeps). It ends
     when `stop()` says so after a pass, after `max_passes`, or by an exception
-    (Ctrl-C, SIGTERM, a setup failure): the service's host restarts it."""
+    (Ctrl-C, SIGTERM, a setup failure): the service's host restarts it.
+    `speculate` makes each pass (`--ahead N`)."""
     passes: list[RunResult] = []
     with locks.hold(queue_lock(repo), "gov queue run --watch"):
         while True:
-            done = _one_pass(repo, store, forge, land_car, main_branch, False, now, say)
+            done = (
+                _speculative_pass(speculate, say)
+                if speculate is not None
+                else _one_pass(repo, store, forge, land_car, main_branch, False, now, say)
+            )
             passes.append(done)
             if after_pass is not None:
                 after_pass(done)
             if stop() or (max_passes is not None and len(passes) >= max_passes):
                 return passes
             sleep(interval)
+
+
+def _speculative_pass(speculate: Speculate, say: Say | None) -> RunResult:
+    result = RunResult()
+    speculate(result, say)
+    return result
 
 
 def _one_pass(
@@ -216,6 +246,7 @@ def _one_pass(
     if dry_run:
         _dry_run(store, land_car, result, say)
         return result
+    release_all(repo, store)  # candidates a killed `--ahead` run left: not used one at a time
     seen: set[int] = set()
     while True:
         if store.paused:  # read before every car: `gov queue pause` stops the train
@@ -229,7 +260,7 @@ def _one_pass(
             break
         if admit is not None and car.state == "queued" and admit(car):
             continue
-        done = _run_car(repo, store, forge, land_car, car, main_branch, now, verify)
+        done = run_car(repo, store, forge, land_car, car, main_branch, now, verify)
         result.cars.append(done)
         if say is not None:
             say(done)
@@ -264,7 +295,7 @@ def _dry_run(
             say(done)
 
 
-def _run_car(
+def run_car(
     repo: GitRepo,
     store: QueueStore,
     forge: Forge,

@@ -26,7 +26,7 @@ def render_status(cars: list[Car], paused: bool) -> str:
         tries = f", attempt {car.attempts}" if car.attempts else ""
         lines.append(
             f"  {position:>3}. PR #{car.pr:<6} {car.priority:<6} {car.state:<8}"
-            f" enqueued {car.enqueued_at}{tries}"
+            f" enqueued {car.enqueued_at}{tries}{_ahead(car)}"
         )
     for car in cars:
         if car.state in ACTIVE:
@@ -42,6 +42,16 @@ def render_status(cars: list[Car], paused: bool) -> str:
     if not cars:
         lines.append("  (empty: gov queue add --pr N)")
     return "\n".join(lines) + "\n"
+
+
+def _ahead(car: Car) -> str:
+    """What `--ahead` holds for a waiting car: parked, or its candidate and its base."""
+    if car.blocked_by:
+        return f", parked behind PR #{car.blocked_by}"
+    if car.candidate:
+        on = f"PR #{car.candidate_on}'s candidate" if car.candidate_on else "main"
+        return f", candidate {car.candidate[:12]} on {on}"
+    return ""
 
 
 def render_car(car: CarResult) -> str:

@@ -13,7 +13,11 @@ A car left `running` by a killed run is resumed first by the next run. A car
 asked for on GitHub also has a `github` row: the PR head it was asked at, who
 asked, and gov's status comment on the PR (`merge.queue_github`).
 Schema v2 adds `car_rows`: the last attempt's sweep rows by decision (a v1
-file gains the table when a newer gov opens it).
+file gains the table when a newer gov opens it). Schema v3 adds, for
+`gov queue run --ahead N`, `candidates` (every candidate built for a car:
+the commit, the base it was merged onto and whose candidate that base was,
+the ref under `refs/gov/queue/` keeping it, '' once released) and `parked`
+(a waiting car held behind the car it conflicts with).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from governance.core.diagnostics import GovError, UsageError
 from governance.core.state import SqliteStore, StateLayout
 from governance.merge.car_rows import RowCounts
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 Priority = Literal["high", "normal", "low"]
 CarState = Literal["queued", "running", "landed", "refused", "removed"]
@@ -66,10 +70,28 @@ CREATE TABLE IF NOT EXISTS car_rows (
     ahead INTEGER NOT NULL,            -- reused: measured by a car ahead
     run INTEGER NOT NULL,              -- launched by the car
     failed INTEGER NOT NULL            -- of those, no result
+);
+CREATE TABLE IF NOT EXISTS candidates (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- build order (v3)
+    pr INTEGER NOT NULL,
+    sha TEXT NOT NULL,                 -- the candidate commit (its tree is what lands)
+    tree TEXT NOT NULL,
+    head TEXT NOT NULL,                -- the PR head it was built from
+    base TEXT NOT NULL,                -- the commit it was merged onto
+    base_pr INTEGER NOT NULL,          -- whose candidate that base is (0: main's tip)
+    ref TEXT NOT NULL DEFAULT ''       -- the ref keeping it ('' once released)
+);
+CREATE TABLE IF NOT EXISTS parked (
+    pr INTEGER PRIMARY KEY,            -- a waiting car held back (v3)
+    blocked_by INTEGER NOT NULL        -- the car ahead it conflicts with
 )
 """
 _SELECT = (
-    "SELECT cars.*, r.by_pr, r.ahead, r.run, r.failed FROM cars LEFT JOIN car_rows r USING (pr)"
+    "SELECT cars.*, r.by_pr, r.ahead, r.run, r.failed, p.blocked_by,"
+    " c.sha AS candidate, c.base_pr AS candidate_on FROM cars"
+    " LEFT JOIN car_rows r USING (pr) LEFT JOIN parked p USING (pr)"
+    " LEFT JOIN (SELECT id AS cid, sha, base_pr FROM candidates) c ON c.cid ="
+    " (SELECT MAX(id) FROM candidates h WHERE h.pr = cars.pr AND h.ref != '')"
 )
 
 _ORDER = "CASE priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, enqueued_at, seq"
@@ -92,12 +114,18 @@ class Car:
     refused_step: str = ""
     refused_reason: str = ""
     rows: RowCounts | None = None  # the last attempt's sweep rows by decision (None: no sweep)
+    blocked_by: int = 0  # parked behind this car (0: not parked)
+    candidate: str = ""  # the candidate commit held for it (--ahead)
+    candidate_on: int = 0  # whose candidate that one was built on (0: main's tip)
 
     def to_dict(self) -> dict[str, object]:
         data = asdict(self)
         step, reason = data.pop("refused_step"), data.pop("refused_reason")
         data["refusal"] = {"step": step, "reason": reason} if self.state == "refused" else None
         data["rows"] = self.rows.to_dict() if self.rows is not None else None
+        data["blocked_by"] = self.blocked_by or None
+        on = data.pop("candidate_on")
+        data["candidate"] = {"commit": self.candidate, "on": on or None} if self.candidate else None
         return data
 
 
@@ -127,7 +155,23 @@ def _car(row: sqlite3.Row) -> Car:
         rows=None
         if row["by_pr"] is None
         else RowCounts(row["by_pr"], row["ahead"], row["run"], row["failed"]),
+        blocked_by=row["blocked_by"] or 0,
+        candidate=row["candidate"] or "",
+        candidate_on=row["candidate_on"] or 0,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One candidate built for a car (`gov queue run --ahead N`)."""
+
+    pr: int
+    sha: str
+    tree: str
+    head: str
+    base: str
+    base_pr: int  # 0: main's tip
+    ref: str = ""  # '' once released
 
 
 class QueueStore:
@@ -172,6 +216,9 @@ class QueueStore:
                 raise UsageError(f"PR #{pr} already landed through the queue", "nothing to do")
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM cars").fetchone()[0]
             conn.execute("DELETE FROM car_rows WHERE pr = ?", (pr,))  # a new car, no sweep yet
+            conn.execute("DELETE FROM parked WHERE pr = ?", (pr,))
+            # A new car: its old builds go, but for any whose ref is still recorded.
+            conn.execute("DELETE FROM candidates WHERE pr = ? AND ref = ''", (pr,))
             conn.execute(
                 "INSERT OR REPLACE INTO cars (pr, priority, seq, enqueued_at, state, attempts,"
                 " updated_at) VALUES (?, ?, ?, ?, 'queued', 0, ?)",
@@ -198,6 +245,7 @@ class QueueStore:
             conn.execute(
                 "UPDATE cars SET state = 'removed', updated_at = ? WHERE pr = ?", (now, pr)
             )
+            conn.execute("DELETE FROM parked WHERE pr = ?", (pr,))
         car = self.get(pr)
         assert car is not None
         return car
@@ -223,6 +271,7 @@ class QueueStore:
                 " refused_step = '', refused_reason = '', updated_at = ? WHERE pr = ?",
                 (commit, prepared, now, pr),
             )
+            conn.execute("DELETE FROM parked WHERE pr = ?", (pr,))
 
     def refused(self, pr: int, step: str, reason: str, now: str) -> None:
         with self.db.connect(write=True) as conn:
@@ -231,6 +280,7 @@ class QueueStore:
                 " updated_at = ? WHERE pr = ?",
                 (step, reason, now, pr),
             )
+            conn.execute("DELETE FROM parked WHERE pr = ?", (pr,))
 
     def github(self, pr: int) -> GitHubCar:
         with self.db.connect(write=False) as conn:
@@ -262,3 +312,51 @@ class QueueStore:
     def set_paused(self, paused: bool) -> None:
         with self.db.connect(write=True) as conn:
             conn.execute("UPDATE queue SET paused = ? WHERE id = 1", (int(paused),))
+
+    # -- speculation (`gov queue run --ahead N`) ---------------------------------
+
+    def add_candidate(self, candidate: Candidate) -> None:
+        """Record a candidate and the ref that will keep it, before the ref exists:
+        every `refs/gov/queue/*` ref gov makes is one the database records."""
+        with self.db.connect(write=True) as conn:
+            conn.execute(
+                "INSERT INTO candidates (pr, sha, tree, head, base, base_pr, ref)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (candidate.pr, candidate.sha, candidate.tree, candidate.head, candidate.base,
+                 candidate.base_pr, candidate.ref),
+            )  # fmt: skip
+
+    def candidates(self, pr: int | None = None, *, held: bool = False) -> list[Candidate]:
+        """Candidates in build order: one car's (`pr`), or every car's; `held`: only
+        those whose ref is still recorded (not released)."""
+        where, args = [], []
+        if pr is not None:
+            where.append("pr = ?")
+            args.append(pr)
+        if held:
+            where.append("ref != ''")
+        query = "SELECT pr, sha, tree, head, base, base_pr, ref FROM candidates"
+        query += f" WHERE {' AND '.join(where)}" if where else ""
+        with self.db.connect(write=False) as conn:
+            rows = conn.execute(f"{query} ORDER BY id", args).fetchall()
+        return [Candidate(**dict(row)) for row in rows]
+
+    def release_candidates(self, pr: int) -> None:
+        """The car's candidates hold no ref any more (the caller deleted them)."""
+        with self.db.connect(write=True) as conn:
+            conn.execute("UPDATE candidates SET ref = '' WHERE pr = ?", (pr,))
+
+    def park(self, pr: int, blocked_by: int) -> None:
+        with self.db.connect(write=True) as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO parked (pr, blocked_by) VALUES (?, ?)", (pr, blocked_by)
+            )
+
+    def unpark(self, pr: int) -> None:
+        with self.db.connect(write=True) as conn:
+            conn.execute("DELETE FROM parked WHERE pr = ?", (pr,))
+
+    def unpark_behind(self, blocker: int) -> None:
+        """The cars parked behind `blocker` (done now) are retried."""
+        with self.db.connect(write=True) as conn:
+            conn.execute("DELETE FROM parked WHERE blocked_by = ?", (blocker,))

@@ -182,6 +182,11 @@ def commit(w: Work, fetched: Fetched, resolved: Resolved) -> str:
     tree = plan.tree or repo.objects.tree_of(head)
     if resolved.changed:
         tree = repo.objects.tree_with_file(tree, path, resolved.data)
+    if w.options.expect_tree and tree != w.options.expect_tree:
+        raise w.refuse(
+            f"the prepared tree {tree} is not the tree {w.options.expect_tree} the queue tested",
+            hint="re-run `gov queue run`: the car is built again on main as it is now",
+        )
     prepared = repo.objects.commit_tree(tree, plan.parents, plan.message)
     w.report.prepared = prepared
     w.report.commits.append(CommitMade(prepared, plan.message.splitlines()[0]))

@@ -38,6 +38,9 @@ class PrepareOptions:
     check_timeout: float = 900.0
     poll_interval: float = 5.0
     plan: bool = True  # compute the post-merge plan (step `plan`)
+    # The tree the prepared commit must have ('' any): `gov queue run --ahead`
+    # lands only the candidate it tested.
+    expect_tree: str = ""
 
 
 class Refused(Exception):

@@ -210,7 +210,16 @@ def test_every_command_reads_the_configured_layout(
     assert f"PR #{PR} would" in dry_queue.stdout, dry_queue.stdout
     queued = json.loads(gov("queue", "status", "--format", "json").stdout)
     assert [(car["pr"], car["state"]) for car in queued["cars"]] == [(PR, "queued")], queued
+    # --ahead builds the car's candidate (validate, merge, check, plan on this layout);
+    # killed once it is held, the car still waits and its candidate is listed.
+    ahead = [gov_exe(), "queue", "run", "--no-sweep", "--ahead", "1"]
+    built = run_process(ahead, cwd=repo.path, env={"GOV_TEST_CRASH_AFTER": "queue-candidate"})
+    assert built.exit_code == -signal.SIGKILL, built.stdout + built.stderr
+    held = gov("queue", "status").stdout
+    assert f"PR #{PR}" in held and "queued" in held and "candidate " in held, held
     gov("queue", "remove", "--pr", str(PR))
+    gov("queue", "run", "--ahead", "1")  # nothing waits: it only lets the candidate go
+    assert repo.git("for-each-ref", "refs/gov/queue") == ""
     green = gov("queue", "add", "--all-green", "--head-prefix", "pr", "--yes")
     assert f"skip     PR #{PR}" in green.stdout and "nothing to add" in green.stdout, green.stdout
     watch = start_process([gov_exe(), "queue", "run", "--watch", "0.01"], cwd=repo.path)

@@ -8,19 +8,26 @@ at prepare-merge's `check` step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from governance.core.state import StateLayout
 from governance.forge.local import LocalForge
 from governance.git.repo import GitRepo
-from governance.merge.queue import CarOptions, RunResult, prepare_car, run_queue
+from governance.merge.queue import CarOptions, RunResult, Say, prepare_car, run_queue
+from governance.merge.queue_ahead import Ahead
 from governance.merge.queue_store import QueueStore
-from tests.harness import Repo
+from tests.harness import Repo, commit_example
 
 LINK = "https://github.com/SemiAnalysisAI/InferenceX/pull/"
 CHANGELOG = "perf-changelog.yaml"
-KEYS = {101: "dsr1-fp8-mi300x-sglang", 102: "dsr1-fp8-zz999-sglang", 103: "dsv4-fp8-h200-vllm"}
+KEYS = {
+    101: "dsr1-fp8-mi300x-sglang",
+    102: "dsr1-fp8-zz999-sglang",
+    103: "dsv4-fp8-h200-vllm",
+    104: "dsv4-fp8-mi300x-vllm",  # a fourth good PR, for the parking test
+}
 
 
 def entry(pr: int, link: str = "XXX") -> str:
@@ -49,13 +56,15 @@ class Train:
     def store(self) -> QueueStore:
         return QueueStore(StateLayout(GitRepo(self.path).git_dir))
 
-    def run(self, *, dry_run: bool = False) -> RunResult:
-        """`gov queue run` in process."""
+    def run(self, *, dry_run: bool = False, ahead: int = 0, say: Say | None = None) -> RunResult:
+        """`gov queue run [--ahead N]` in process."""
         repo = GitRepo(self.path)
         options = CarOptions("main", poll_interval=0.01, check_timeout=1.0, dry_run=dry_run)
+        store, forge = self.store(), self.forge()
+        speculate = Ahead(repo, store, forge, options, ahead) if ahead else None
         return run_queue(
-            repo, self.store(), self.forge(), prepare_car(repo, options),
-            main_branch="main", dry_run=dry_run,
+            repo, store, forge, prepare_car(repo, options),
+            main_branch="main", dry_run=dry_run, say=say, speculate=speculate,
         )  # fmt: skip
 
     def landed(self) -> list[str]:
@@ -82,6 +91,19 @@ class Train:
         journals = self.path / ".git" / "gov" / "merge"
         found += [p.name for p in journals.glob("*.json")] if journals.exists() else []
         return found
+
+
+def example_train(
+    make_repo: Callable[..., Repo], name: str, prs: tuple[int, ...] = (101, 102, 103)
+) -> Train:
+    """The train on a repository of its own holding the shipped example state
+    (the `example_repo` fixture's), its cars queued in PR order."""
+    repo = commit_example(make_repo(name))
+    train = build_train(repo, prs)
+    store = train.store()
+    for i, pr in enumerate(prs):
+        store.add(pr, "normal", f"2026-08-15T10:00:{i + 1:02d}")
+    return train
 
 
 def build_train(repo: Repo, prs: tuple[int, ...] = (101, 102, 103)) -> Train:

@@ -127,8 +127,9 @@ def test_status_json_shape(example_repo: Repo) -> None:
     ]  # fmt: skip
     assert set(before["cars"][0]) == {
         "position", "pr", "priority", "enqueued_at", "state", "attempts", "updated_at",
-        "landed_commit", "prepared", "refusal", "rows",
+        "landed_commit", "prepared", "refusal", "rows", "blocked_by", "candidate",
     }  # fmt: skip
+    assert before["cars"][0]["blocked_by"] is None and before["cars"][0]["candidate"] is None
 
     ran = run_gov("queue", "run", "--format", "json", cwd=train.path)
     assert ran.exit_code == 1, ran.stdout + ran.stderr

@@ -20,6 +20,7 @@ from governance.core.diagnostics import UsageError
 from governance.core.state import StateLayout
 from governance.git.repo import GitRepo
 from governance.merge.queue import CarOptions, prepare_car, queue_lock, watch_queue
+from governance.merge.queue_ahead import Ahead
 from governance.merge.queue_report import GpuHours, RowCost, build_report, parse_since
 from governance.merge.queue_store import Car, CarState
 from governance.sweeps.ledger import CommitRow, Ledger, NewRun
@@ -123,7 +124,10 @@ def test_add_needs_exactly_one_way_to_name_prs(example_repo: Repo) -> None:
 # -- gov queue run --watch ------------------------------------------------------------
 
 
-def test_watch_runs_pass_after_pass_holding_the_lock_between_them(example_repo: Repo) -> None:
+@pytest.mark.parametrize("ahead", [0, 2])
+def test_watch_runs_pass_after_pass_holding_the_lock_between_them(
+    example_repo: Repo, ahead: int
+) -> None:
     train = build_train(example_repo)
     store = train.store()
     store.add(101, "normal", "2026-08-15T10:00:00")
@@ -143,9 +147,11 @@ def test_watch_runs_pass_after_pass_holding_the_lock_between_them(example_repo: 
             store.add(103, "normal", "2026-08-15T11:00:01")
 
     options = CarOptions("main", poll_interval=0.01, check_timeout=1.0)
+    forge = train.forge()
     passes = watch_queue(
-        repo, store, train.forge(), prepare_car(repo, options), main_branch="main",
+        repo, store, forge, prepare_car(repo, options), main_branch="main",
         interval=7.5, sleep=sleep, max_passes=3,
+        speculate=Ahead(repo, store, forge, options, ahead) if ahead else None,
     )  # fmt: skip
     assert [[(c.pr, c.outcome) for c in p.cars] for p in passes] == [
         [(101, "landed")], [(102, "refused"), (103, "landed")], [],

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.harness import PROJECT, Repo, run_gov, run_process, start_process
-from tests.merge.queue_train import Train, build_train
+from tests.harness import Repo, run_gov, run_process, start_process
+from tests.merge.queue_train import Train, example_train
 
 # queue-start: marked running, prepare-merge not started; then after each of
 # prepare-merge's steps (from commit on, its journal is at that step; land: PR
@@ -29,20 +29,7 @@ POINTS = ("queue-start", *STEPS, "queue-prepared")
 
 
 def _train(make_repo: Callable[..., Repo], name: str) -> Train:
-    repo = make_repo(name)
-    for file in (
-        "perf-changelog.yaml",
-        "configs/amd-master.yaml",
-        "configs/nvidia-master.yaml",
-        "configs/runners.yaml",
-    ):
-        repo.write(file, (PROJECT / file).read_bytes())
-    repo.commit("Example benchmark repository")
-    train = build_train(repo)
-    store = train.store()
-    for pr in (101, 102, 103):
-        store.add(pr, "normal", f"2026-08-15T10:00:0{pr - 100}")
-    return train
+    return example_train(make_repo, name)
 
 
 @pytest.mark.parametrize("point", POINTS)
@@ -83,22 +70,26 @@ def test_kill_mid_car_then_rerun_converges(
     assert train.git("symbolic-ref", "--short", "HEAD") == "main"
 
 
+@pytest.mark.parametrize("ahead", ["0", "2"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_kill_at_a_random_moment_then_rerun_converges(
-    make_repo: Callable[..., Repo], gov_exe: str, seed: int
+    make_repo: Callable[..., Repo], gov_exe: str, seed: int, ahead: str
 ) -> None:
     """SIGKILL at a moment no crash point chose: once the first car is running,
     after a seeded random pause. Wherever the process was (a git command, a
     journal write, between cars, or already done), a rerun lands what an
-    uninterrupted run lands. The outcome never depends on the moment."""
-    reference = _train(make_repo, f"reference-{seed}")
+    uninterrupted run lands. The outcome never depends on the moment, nor on
+    whether the cars behind were being built ahead (`--ahead 2`)."""
+    reference = _train(make_repo, f"reference-{seed}-{ahead}")
     assert reference.run().exit_code == 1
 
-    train = _train(make_repo, f"killed-{seed}")
-    process = start_process([gov_exe, "queue", "run", "--no-sweep"], cwd=train.path)
+    train = _train(make_repo, f"killed-{seed}-{ahead}")
+    command = [gov_exe, "queue", "run", "--no-sweep", "--ahead", ahead]
+    process = start_process(command, cwd=train.path)
     try:
-        while process.poll() is None and not any(
-            car.state != "queued" for car in train.store().cars()
+        while process.poll() is None and not (
+            any(car.state != "queued" for car in train.store().cars())
+            or train.store().candidates()  # --ahead: a candidate is built
         ):
             time.sleep(0.01)  # until the train has started (no assertion rests on it)
         time.sleep(random.Random(seed).uniform(0.0, 1.5))
@@ -106,12 +97,12 @@ def test_kill_at_a_random_moment_then_rerun_converges(
         process.kill()
         process.communicate()
 
-    rerun = run_gov("queue", "run", "--no-sweep", cwd=train.path)
+    rerun = run_gov("queue", "run", "--no-sweep", "--ahead", ahead, cwd=train.path)
     assert rerun.exit_code in (0, 1), rerun.stdout + rerun.stderr  # 0: nothing left to refuse
     states = {car.pr: car.state for car in train.store().cars()}
-    assert states == {101: "landed", 102: "refused", 103: "landed"}
+    assert states == {101: "landed", 102: "refused", 103: "landed"}, rerun.stdout + rerun.stderr
+    assert train.leftovers() == [], rerun.stdout  # before the byte checks: says what was left
     assert train.changelog() == reference.changelog() == train.expected(101, 103)
     assert train.tree("main") == reference.tree("main")
     assert len(train.landed()) == 2  # merged once each, never twice
-    assert train.leftovers() == []
     assert train.git("status", "--porcelain") == ""

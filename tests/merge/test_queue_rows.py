@@ -43,9 +43,10 @@ def test_a_dry_run_fails_nothing_and_no_sweep_counts_nothing() -> None:
 def test_a_v1_queue_database_gains_the_rows_table(tmp_path: Path) -> None:
     layout = StateLayout(tmp_path / ".git")
     QueueStore(layout).add(7, "high", "2026-08-15T10:00:00")
-    # What gov wrote before v2: the same cars, no rows table, user_version 1.
+    # What gov wrote before v2: the same cars, no rows table (nor v3's), user_version 1.
     with sqlite3.connect(layout.queue_db) as conn:
-        conn.execute("DROP TABLE car_rows")
+        for table in ("car_rows", "candidates", "parked"):
+            conn.execute(f"DROP TABLE {table}")
         conn.execute("PRAGMA user_version = 1")
     store = QueueStore(layout)
     car = store.get(7)
@@ -53,7 +54,7 @@ def test_a_v1_queue_database_gains_the_rows_table(tmp_path: Path) -> None:
     store.record_rows(7, RowCounts(pr=3, ahead=1, run=2, failed=1))
     assert [c.rows for c in store.cars()] == [RowCounts(3, 1, 2, 1)]
     with sqlite3.connect(layout.queue_db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     # Queued again after a refusal: a new car, whose rows are not decided yet.
     store.refused(7, "plan", "sweep: 1 row(s) did not produce a result", "2026-08-15T10:01:00")
     store.add(7, "normal", "2026-08-15T10:02:00")

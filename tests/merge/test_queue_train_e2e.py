@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,10 @@ from governance.core.state import StateLayout
 from governance.forge.local import LocalForge
 from governance.merge.car_rows import RowCounts
 from governance.merge.queue import CarOptions, CarResult, RunResult, prepare_car, run_queue
+from governance.merge.queue_ahead import Ahead
 from governance.merge.queue_store import QueueStore
 from governance.merge.sweep_step import SweepOptions
-from tests.harness import Repo, run_gov, run_process
+from tests.harness import Repo, commit_example, commit_launch_scripts, run_gov, run_process
 from tests.merge.queue_sweep_train import AMD, IMAGE, MTP_SCRIPT, SweptTrain, build_swept_train
 
 ORDER = (201, 203, 204, 205, 202, 206)  # the failing 205 runs before 202, the conflicting 206 last
@@ -72,15 +74,20 @@ class Ledgered:
         self.start()
 
 
-def run_train(train: SweptTrain, store: QueueStore, ledgered: Ledgered) -> RunResult:
-    """`gov queue run --sweep --launcher local` in process."""
+def run_train(
+    train: SweptTrain, store: QueueStore, ledgered: Ledgered, ahead: int = 0
+) -> RunResult:
+    """`gov queue run --sweep --launcher local [--ahead N]` in process."""
     repo = train.gitrepo()
     sweep = SweepOptions(launcher="local", progress=False)
     options = CarOptions("main", sweep=True, sweep_options=sweep, poll_interval=0.01)
     forge = LocalForge(repo, repository_slug="SemiAnalysisAI/InferenceX")
     ledgered.start()
     land = prepare_car(repo, options)
-    return run_queue(repo, store, forge, land, main_branch="main", say=ledgered)
+    speculate = Ahead(repo, store, forge, options, ahead) if ahead else None
+    return run_queue(
+        repo, store, forge, land, main_branch="main", say=ledgered, speculate=speculate
+    )
 
 
 def rows_of(store: QueueStore, pr: int) -> RowCounts | None:
@@ -141,12 +148,15 @@ def assert_refusals_are_located(train: SweptTrain, store: QueueStore) -> None:
     assert [forge.get_pull(pr).state for pr in (205, 206)] == ["open", "open"]
 
 
+@pytest.mark.parametrize("ahead", [0, 5])
 def test_six_prs_four_land_and_only_unmeasured_identities_are_launched(
-    train: SweptTrain,
+    train: SweptTrain, ahead: int
 ) -> None:
+    """Sequential, and with every car built ahead (`--ahead 5`): the same cars
+    land, the same refusals, the same rows launched per car."""
     store = enqueue(train)
     ledgered = Ledgered(train)
-    result = run_train(train, store, ledgered)
+    result = run_train(train, store, ledgered, ahead)
 
     assert [(c.pr, c.outcome, c.step) for c in result.cars] == [
         (201, "landed", ""), (203, "landed", ""), (204, "landed", ""),
@@ -300,3 +310,63 @@ def test_a_pr_landed_by_hand_mid_run_rebases_the_train_and_reruns_nothing_unaffe
     assert (ledgered.launched[205], ledgered.launched[206]) == (5, 0)
     whole = run_gov("-C", str(train.path), "check", "--main")
     assert whole.exit_code == 0, whole.stdout + whole.stderr
+
+
+def test_ahead_rebuilds_behind_a_failure_and_parks_a_conflict(
+    train: SweptTrain, make_repo: Callable[..., Repo], tmp_path: Path
+) -> None:
+    """`--ahead 5`: every car is built on the candidate of the car before it.
+    205's sweep fails when it is the front car, so 202 (built on 205's
+    candidate) is rebuilt on the surviving predecessor (204, landed: main's
+    tip) and launches nothing; 206, which conflicts with 203 in `configs/`
+    but not with main, is parked behind 203 until 203 lands, then refused at
+    merge as the sequential train refuses it. Main ends byte for byte as the
+    sequential train (`--ahead 0`) leaves it."""
+    scratch = tmp_path / "sequential-plans"
+    scratch.mkdir()
+    sequential = build_swept_train(
+        commit_launch_scripts(commit_example(make_repo("sequential"))), scratch
+    )
+    run_train(sequential, enqueue(sequential), Ledgered(sequential))
+
+    store = enqueue(train)
+    parked: dict[
+        int, dict[int, int]
+    ] = {}  # after each car: the waiting cars parked, and behind whom
+
+    class Watching(Ledgered):
+        def __call__(self, car: CarResult) -> None:
+            super().__call__(car)
+            parked[car.pr] = {c.pr: c.blocked_by for c in store.cars(("queued",)) if c.blocked_by}
+
+    ledgered = Watching(train)
+    result = run_train(train, store, ledgered, ahead=5)
+
+    assert [(c.pr, c.outcome, c.step) for c in result.cars] == [
+        (201, "landed", ""), (203, "landed", ""), (204, "landed", ""),
+        (205, "refused", "plan"), (202, "landed", ""), (206, "refused", "merge"),
+    ]  # fmt: skip
+    assert train.repo.show("main", "perf-changelog.yaml") == sequential.repo.show(
+        "main", "perf-changelog.yaml"
+    )
+    assert train.git("rev-parse", "main^{tree}") == sequential.git("rev-parse", "main^{tree}")
+    assert_main_is_the_four_cars(train, store)
+    assert_refusals_are_located(train, store)
+
+    def built_on(pr: int) -> list[tuple[int, str]]:
+        return [(held.base_pr, held.base) for held in store.candidates(pr)]
+
+    candidate = {pr: store.candidates(pr)[0].sha for pr in (201, 203, 204, 205)}
+    assert built_on(201) == [(0, train.base)]
+    assert built_on(203) == [(201, candidate[201])]
+    assert built_on(204) == [(203, candidate[203])]
+    assert built_on(205) == [(204, candidate[204])]
+    landed_204 = store.get(204).landed_commit  # type: ignore[union-attr]
+    assert built_on(202) == [(205, candidate[205]), (0, landed_204)]  # rebuilt on 204
+    assert train.git("rev-parse", f"{landed_204}^{{tree}}") == store.candidates(204)[0].tree
+    assert built_on(206) == []  # parked, then refused on main: never a candidate
+    assert parked[201] == {206: 203} and parked[203] == {}  # retried once 203 landed
+    # The rebuilt car launches nothing: each of its rows is decided by identity.
+    assert ledgered.launched == {201: 0, 203: 0, 204: 7, 205: 5, 202: 0, 206: 0}
+    assert {r["origin"] for r in sweep_rows(next(c for c in result.cars if c.pr == 202))} == {"pr"}
+    assert store.candidates(held=True) == []
