@@ -11,7 +11,11 @@
   it launched, its `gov-sweep-<pid>-*` linked worktree, `gov-index-<pid>-*`
   temporary folders. The pid in the name (and in the launched processes'
   environment) proves whose they are; only a dead owner's are removed, and
-  not while a launch it started still runs from them (a later run adopts it).
+  not while a launch it started still runs from them (a later run adopts it):
+  neither while a local process runs files in them, nor while this
+  repository's ledger holds a launch of that owner still open (a Slurm task
+  is no local process gov can see). A `gov-sweep-*` checkout is removed only
+  by its own repository: another repository's may serve its own open launches.
 """
 
 from __future__ import annotations
@@ -86,6 +90,20 @@ def _dead_owner(path: Path) -> bool:
     return match is not None and _dead(int(match.group(2)))
 
 
+def _open_launch_owners(repo: GitRepo) -> set[int]:
+    """Pids of the owners of this repository's launches still open in its ledger."""
+    from governance.core.state import StateLayout
+    from governance.sweeps.launches import Launches
+    from governance.sweeps.ledger import Ledger
+
+    path = StateLayout(repo.git_dir).runs_db
+    if not path.exists():
+        return set()
+    with Ledger(path) as ledger:
+        owners = [launch.owner for launch in Launches(ledger).still_open()]
+    return {int(pid) for pid, _, _ in (o.partition(":") for o in owners) if pid.isdigit()}
+
+
 def clean_litter(repo: GitRepo, results: Path) -> list[str]:
     """End the processes dead runs launched for `results`, remove their
     linked worktrees and temporary folders; what was done, for the report."""
@@ -96,10 +114,29 @@ def clean_litter(repo: GitRepo, results: Path) -> list[str]:
     if killed:
         done.append(f"ended {killed} process(es) a dead run launched")
     busy = in_use()  # files of launches that still run, any repository's (adopted, not killed)
+    waited = _open_launch_owners(repo)  # a dead run's launches this repository may still adopt
 
     def free(folder: Path) -> bool:
         inside = (f"{folder}/", f"{folder.resolve()}/")
-        return _dead_owner(folder) and not any(arg.startswith(inside) for arg in busy)
+        match = _OWNED.match(folder.name)
+        return (
+            _dead_owner(folder)
+            and match is not None
+            and int(match.group(2)) not in waited
+            and not any(arg.startswith(inside) for arg in busy)
+        )
+
+    def ours(entry: Path) -> bool:
+        """A sweep checkout of this repository, or an index scratch folder (any
+        repository's: it serves no launch)."""
+        if entry.name.startswith("gov-index-"):
+            return True
+        try:
+            link = (entry / "tree" / ".git").read_text("utf-8").strip()
+        except OSError:
+            return not (entry / "tree").exists()  # its checkout is gone: only an empty folder
+        gitdir = Path(link.removeprefix("gitdir: "))
+        return gitdir.resolve().is_relative_to(repo.git_dir.resolve())
 
     removed = 0
     for tree in repo.worktree.linked_paths():
@@ -108,7 +145,7 @@ def clean_litter(repo: GitRepo, results: Path) -> list[str]:
             removed += 1
     folders = 0
     for entry in Path(tempfile.gettempdir()).glob("gov-*-*-*"):
-        if entry.is_dir() and not entry.is_symlink() and free(entry):
+        if entry.is_dir() and not entry.is_symlink() and free(entry) and ours(entry):
             shutil.rmtree(entry, ignore_errors=True)
             folders += 1
     if removed or folders:  # forget worktrees whose folders just went
