@@ -29,12 +29,12 @@ from governance.results.compare import ComparisonReport, Point, compare
 from governance.results.reader import MAX_RESULT_BYTES, Figures, ResultError, read_result
 from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.identity import SLOT_FIELDS, WORKER_SLOT_FIELDS
-from governance.sweeps.jobs import ROW_JSON_NAME
+from governance.sweeps.jobs import GOV_FILE_PREFIX, ROW_JSON_NAME
 from governance.sweeps.ledger import Ledger, LedgerRun
 from governance.sweeps.runfiles import FileUnverifiable, RunFile, read_verified, run_evidence
 
 MAIN_HISTORY = 5000  # first-parent commits of main searched for landed PRs
-_NOT_RESULTS = {ROW_JSON_NAME, "meta_env.json"}
+_NOT_RESULTS = {"meta_env.json"}  # and gov's own files (GOV_FILE_PREFIX)
 
 
 def config_key(row: Mapping[str, Any], is_eval: bool = False) -> tuple[Any, ...]:
@@ -87,7 +87,12 @@ def result_name(names: Iterable[str], is_eval: bool) -> str | None:
     added to its folder later): lm-eval's `results*.json` for evals, else the
     processed `agg_*.json` when there is one, else the script's `<RF>.json`."""
     files = sorted(
-        n for n in names if "/" not in n and n.endswith(".json") and n not in _NOT_RESULTS
+        n
+        for n in names
+        if "/" not in n
+        and n.endswith(".json")
+        and n not in _NOT_RESULTS
+        and not n.startswith(GOV_FILE_PREFIX)
     )
     if is_eval:
         files = [n for n in files if n.startswith("results")]

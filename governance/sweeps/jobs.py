@@ -24,6 +24,9 @@ from governance.sweeps.multinode import node_count
 from governance.sweeps.naming import hardware_token
 
 ROW_JSON_NAME = "gov-row.json"
+# What gov itself writes in a row's folder (gov-row.json, the wrapper's
+# gov-launch.* and gov-exit.json, gov-slurm.json, gov-job.log): never a result.
+GOV_FILE_PREFIX = "gov-"
 DEFAULT_TIMEOUT_SECONDS = 500 * 60  # the reference's single-node job timeout
 
 # row key -> env name (the reference's direct renames)

@@ -45,7 +45,8 @@ def ledger_rows(repo: Repo) -> dict[str, str]:
     out = {}
     for _origin, run in runs:
         results = [f for f in files[run.id] if f.name.endswith(".json") and "/" not in f.name]
-        named = [f for f in results if f.name not in ("gov-row.json", "meta_env.json")]
+        # not gov's own files (gov-row.json, the launch wrapper's gov-launch.json, gov-exit.json)
+        named = [f for f in results if not f.name.startswith("gov-") and f.name != "meta_env.json"]
         out[run.job_key] = named[0].sha256 or ""
     return out
 
