@@ -250,6 +250,31 @@ def clone_scripts_bundle(tmp_path_factory: pytest.TempPathFactory, name: str = "
     return target
 
 
+SWEEP_EVERYTHING = (
+    '\n- config-keys:\n    - "*"\n  description:\n    - "Everything"\n  pr-link: XXX\n'
+)
+
+
+def plan_everything(
+    bundle: Path, tmp_path_factory: pytest.TempPathFactory, name: str
+) -> tuple[Path, str]:
+    """A clone of `bundle`'s main with one appended entry selecting every
+    config (`*`) on a branch, and `gov plan --base-ref main --format json`'s output."""
+    if not bundle.is_file():
+        pytest.skip(
+            f"{bundle.name} not found at {bundle} (the shared corpus lives beside the project)"
+        )
+    clone = tmp_path_factory.mktemp(name) / "inferencex"
+    git(clone.parent, "clone", "-q", "--branch", "main", str(bundle), str(clone))
+    repo = Repo(clone)
+    changelog = (clone / "perf-changelog.yaml").read_text()
+    repo.git("checkout", "-q", "-b", "whole-plan")
+    repo.commit("Sweep everything", **{"perf-changelog.yaml": changelog + SWEEP_EVERYTHING})
+    out = run_gov("-C", str(clone), "plan", "--base-ref", "main", "--format", "json")
+    assert out.exit_code == 0, out.stderr
+    return clone, out.stdout
+
+
 def clone_corpus(tmp_path_factory: pytest.TempPathFactory, name: str = "corpus") -> Path:
     """A fresh clone of the InferenceX corpus with every PR branch local."""
     corpus = require_corpus()

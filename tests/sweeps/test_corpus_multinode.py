@@ -31,29 +31,17 @@ from governance.core import yamlsafe
 from governance.sweeps.identity import plan_rows
 from governance.sweeps.multinode import node_count
 from governance.sweeps.naming import hardware_token
-from tests.harness import CORPUS, Repo, git, run_gov
+from tests.harness import CORPUS, plan_everything, run_gov
 
 pytestmark = pytest.mark.corpus
 
 BUNDLE = CORPUS / "inferencex-scripts.bundle"
-WHOLE = '\n- config-keys:\n    - "*"\n  description:\n    - "Everything"\n  pr-link: XXX\n'
 
 
 @pytest.fixture(scope="module")
 def whole_plan(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
-    if not BUNDLE.is_file():
-        pytest.skip(
-            f"scripts bundle not found at {BUNDLE} (the shared corpus lives beside the project)"
-        )
-    clone = tmp_path_factory.mktemp("scripts") / "inferencex"
-    git(clone.parent, "clone", "-q", "--branch", "main", str(BUNDLE), str(clone))
-    repo = Repo(clone)
-    changelog = (clone / "perf-changelog.yaml").read_text()
-    repo.git("checkout", "-q", "-b", "whole-plan")
-    repo.commit("Sweep everything", **{"perf-changelog.yaml": changelog + WHOLE})
-    out = run_gov("-C", str(clone), "plan", "--base-ref", "main", "--format", "json")
-    assert out.exit_code == 0, out.stderr
-    return clone, json.loads(out.stdout)
+    clone, document = plan_everything(BUNDLE, tmp_path_factory, "scripts")
+    return clone, json.loads(document)
 
 
 def test_every_multi_node_row_resolves_or_is_external(

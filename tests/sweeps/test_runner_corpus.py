@@ -24,36 +24,24 @@ import pytest
 from governance.core import yamlsafe
 from governance.sweeps import runner_contract as contract
 from governance.sweeps.identity import plan_rows
-from tests.harness import CORPUS, Repo, git, run_gov
+from tests.harness import CORPUS, plan_everything, run_gov
 from tests.sweeps.gh_expressions import as_text, evaluate
 
 pytestmark = pytest.mark.corpus
 
 BUNDLE = CORPUS / "inferencex-runners.bundle"
-WHOLE = '\n- config-keys:\n    - "*"\n  description:\n    - "Everything"\n  pr-link: XXX\n'
 ROW_LINE = re.compile(r"^(\S+)  (\S+)  -> .*\[runners/(launch_\S+\.sh) on (\S+)( \(.*\))?\]$")
 RUNNER_PROBLEM = re.compile(r"^(\S+)  (\S+)  !! (GOV70\d) runner: (.*)$")
 
 
 @pytest.fixture(scope="module")
 def whole(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], str]:
-    if not BUNDLE.is_file():
-        pytest.skip(
-            f"runners bundle not found at {BUNDLE} (the shared corpus lives beside the project)"
-        )
-    clone = tmp_path_factory.mktemp("runners") / "inferencex"
-    git(clone.parent, "clone", "-q", "--branch", "main", str(BUNDLE), str(clone))
-    repo = Repo(clone)
-    changelog = (clone / "perf-changelog.yaml").read_text()
-    repo.git("checkout", "-q", "-b", "whole-plan")
-    repo.commit("Sweep everything", **{"perf-changelog.yaml": changelog + WHOLE})
-    out = run_gov("-C", str(clone), "plan", "--base-ref", "main", "--format", "json")
-    assert out.exit_code == 0, out.stderr
+    clone, document = plan_everything(BUNDLE, tmp_path_factory, "runners")
     plan = clone.parent / "plan.json"
-    plan.write_text(out.stdout)
+    plan.write_text(document)
     dry = run_gov("-C", str(clone), "launch", "--plan", str(plan), "--dry-run", "--show-env")
     assert dry.exit_code in (0, 1) and "Traceback" not in dry.stderr, dry.stderr
-    return clone, json.loads(out.stdout), dry.stdout
+    return clone, json.loads(document), dry.stdout
 
 
 def runner_file(clone: Path) -> dict[str, list[str]]:
