@@ -27,6 +27,7 @@ from governance.check.sides import main_settings
 from governance.core import locks
 from governance.core.crash import crash_point
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from governance.core.settings import Settings
 from governance.core.state import StateLayout
 from governance.forge import open_forge
 from governance.forge.base import Forge
@@ -37,6 +38,7 @@ from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.queue_store import Car, QueueStore
 from governance.merge.report import MergeReport
 from governance.merge.sweep_step import SweepOptions, sweep_hook
+from governance.merge.work import REQUIRED_CHECKS
 
 # prepare-merge on one PR against main as it is now (settings re-read from main's tip).
 LandCar = Callable[[int], MergeReport]
@@ -120,12 +122,6 @@ class CarOptions:
     check_timeout: float = 900.0
 
 
-def car_sweep(options: CarOptions) -> SweepOptions:
-    """A car's sweep options: rows measured by a car ahead (or on main since the
-    PR forked) are not run twice (docs/queue.md, 'Sweeps across the train')."""
-    return replace(options.sweep_options, reuse_landed=True)
-
-
 def prepare_car(repo: GitRepo, options: CarOptions) -> LandCar:
     """prepare-merge on the local forge, each car with the settings of main's
     tip as the car before left it."""
@@ -139,21 +135,41 @@ def prepare_tested_car(repo: GitRepo, options: CarOptions) -> LandTested:
     def land(pr: int, expect_tree: str) -> MergeReport:
         settings = main_settings(repo, options.main_branch, options.overrides, remote=None)
         forge = open_forge("local", repo, settings.repository, main_branch=settings.main_branch)
-        hook = sweep_hook(repo, settings, options.sweep, car_sweep(options))
-        prepare = PrepareOptions(
-            pr,
-            dry_run=options.dry_run,
-            main_branch=settings.main_branch,
-            poll_interval=options.poll_interval,
-            check_timeout=options.check_timeout,
-            expect_tree=expect_tree,
-        )
-        try:
-            return prepare_merge(repo, settings, forge, prepare, sweep=hook)
-        except UsageError as exc:  # another run holds this PR (its lock, or a live journal)
-            raise CarBusy(exc.message, exc.hint) from exc
+        return prepare_one(repo, settings, forge, options, pr, expect_tree=expect_tree)
 
     return land
+
+
+def prepare_one(
+    repo: GitRepo,
+    settings: Settings,
+    forge: Forge,
+    options: CarOptions,
+    pr: int,
+    *,
+    remote: str | None = None,
+    required_checks: tuple[str, ...] = REQUIRED_CHECKS,
+    expect_tree: str = "",
+) -> MergeReport:
+    """prepare-merge on one car, with main's `settings` of now. Rows measured by
+    a car ahead (or on main since the PR forked) are not run twice (docs/queue.md,
+    'Sweeps across the train'); a PR another run holds is `CarBusy`."""
+    sweep = replace(options.sweep_options, reuse_landed=True)
+    hook = sweep_hook(repo, settings, options.sweep, sweep)
+    prepare = PrepareOptions(
+        pr,
+        dry_run=options.dry_run,
+        main_branch=settings.main_branch,
+        remote=remote,
+        required_checks=required_checks,
+        poll_interval=options.poll_interval,
+        check_timeout=options.check_timeout,
+        expect_tree=expect_tree,
+    )
+    try:
+        return prepare_merge(repo, settings, forge, prepare, sweep=hook)
+    except UsageError as exc:  # another run holds this PR (its lock, or a live journal)
+        raise CarBusy(exc.message, exc.hint) from exc
 
 
 def run_queue(

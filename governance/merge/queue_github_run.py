@@ -18,19 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from governance.check.sides import main_settings
-from governance.core.diagnostics import UsageError
 from governance.core.settings import Settings
 from governance.forge.base import Comment
 from governance.forge.github import GitHubForge
 from governance.forge.github_queue import commit_tree, edit_comment, may_write
 from governance.forge.rest import GitHubHTTPError
 from governance.git.repo import GitRepo
-from governance.merge.prepare import PrepareOptions, prepare_merge
-from governance.merge.queue import CarBusy, CarOptions, LandCar, car_sweep, utc_stamp
+from governance.merge.queue import CarOptions, LandCar, prepare_one, utc_stamp
 from governance.merge.queue_github import dequeue, moved, refuse
 from governance.merge.queue_store import ACTIVE, Car, GitHubCar, QueueStore
 from governance.merge.report import MergeReport
-from governance.merge.sweep_step import sweep_hook
 
 MARKER = "<!-- gov-queue-status -->"  # how gov finds its own comment again
 
@@ -61,20 +58,15 @@ def land_car(side: GitHubSide, options: CarOptions) -> LandCar:
 
     def land(pr: int) -> MergeReport:
         settings = side.settings(options.overrides)
-        hook = sweep_hook(side.repo, settings, options.sweep, car_sweep(options))
-        prepare = PrepareOptions(
+        return prepare_one(
+            side.repo,
+            settings,
+            side.forge,
+            options,
             pr,
-            dry_run=options.dry_run,
-            main_branch=settings.main_branch,
             remote=side.remote,
             required_checks=settings.queue.required_checks,
-            poll_interval=options.poll_interval,
-            check_timeout=options.check_timeout,
         )
-        try:
-            return prepare_merge(side.repo, settings, side.forge, prepare, sweep=hook)
-        except UsageError as exc:  # another run holds this PR (its lock, or a live journal)
-            raise CarBusy(exc.message, exc.hint) from exc
 
     return land
 
