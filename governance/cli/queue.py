@@ -293,6 +293,8 @@ def queue_run(
 ) -> None:
     """Land the waiting cars in order, each on main as the car before left it; a
     refused car is marked and the train goes on. Exit 1 when a car was refused."""
+    from dataclasses import replace
+
     from governance.core.diagnostics import UsageError
     from governance.merge.queue import CarOptions, CarResult, prepare_car, run_queue
     from governance.merge.queue_ahead import Ahead
@@ -316,28 +318,22 @@ def queue_run(
             "--ahead works on the local forge, in a run that lands cars",
             "drop --ahead, or run `gov queue run --ahead N` without --dry-run and --forge github",
         )
+    options = CarOptions(
+        main_branch or "",
+        overrides={"main-branch": main_branch},
+        sweep=sweep,
+        sweep_options=SweepOptions(launcher or ""),
+        dry_run=dry_run,
+    )
     if forge_kind is QueueForge.github:
         if watch is not None:
             raise UsageError(
                 "--watch works on the local forge only",
                 "on GitHub, have the host run `gov queue run --forge github` on a schedule",
             )
-        options = CarOptions(
-            main_branch or "",
-            overrides={"main-branch": main_branch},
-            sweep=sweep,
-            sweep_options=SweepOptions(launcher or ""),
-            dry_run=dry_run,
-        )
         raise typer.Exit(queue_github.github_run(options, main_branch, remote, output))
     repo, store, forge, main = _open(main_branch)
-    options = CarOptions(
-        main,
-        overrides={"main-branch": main_branch},
-        sweep=sweep,
-        sweep_options=SweepOptions(launcher or ""),
-        dry_run=dry_run,
-    )
+    options = replace(options, main_branch=main)
     text = output is TextOrJson.text
 
     def say(car: CarResult) -> None:
@@ -352,11 +348,11 @@ def queue_run(
 
     with sigterm_interrupts():
         speculate = Ahead(repo, store, forge, options, ahead) if ahead else None
+        land = prepare_car(repo, options)
         if watch is not None:
-            land = prepare_car(repo, options)
             watch_cars(repo, store, forge, land, main, watch, text, say, speculate)
         result = run_queue(
-            repo, store, forge, prepare_car(repo, options), main_branch=main, dry_run=dry_run,
+            repo, store, forge, land, main_branch=main, dry_run=dry_run,
             say=say if text else None, speculate=speculate,
         )  # fmt: skip
     if text:
