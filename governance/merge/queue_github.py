@@ -25,12 +25,11 @@ from governance.core.settings_queue import QueueSettings
 from governance.forge.base import PullRequest
 from governance.forge.github import GitHubForge
 from governance.forge.github_queue import label_events, may_write
-from governance.merge.queue_store import ACTIVE, GitHubCar, Priority, QueueStore
+from governance.merge.queue_store import ACTIVE, PRIORITIES, GitHubCar, Priority, QueueStore
 
 COMMAND = "/gov queue"
 # The first line, exactly: the command and an optional priority (trailing blanks allowed).
 _FIRST_LINE = re.compile(r"/gov queue(?:[ \t]+(?P<priority>\S+))?[ \t\r]*")
-_LEVELS: tuple[Priority, ...] = ("high", "normal", "low")
 
 
 def command_of(body: str) -> tuple[bool, Priority | None, str]:
@@ -42,7 +41,7 @@ def command_of(body: str) -> tuple[bool, Priority | None, str]:
     word = match.group("priority")
     if word is None:
         return True, None, ""
-    for level in _LEVELS:
+    for level in PRIORITIES:
         if word == level:
             return True, level, ""
     return True, None, f"{word[:40]!r} is not a priority (high, normal or low)"
