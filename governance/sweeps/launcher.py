@@ -114,6 +114,15 @@ class JobOutcome:
     refused: str = ""
 
 
+def not_run(
+    job: LaunchJob, status: JobStatus, detail: str, at: datetime | None = None
+) -> JobOutcome:
+    """The outcome of a job that never ran (not started, or not launched):
+    no exit code, started and ended `at` (now by default)."""
+    when = at or utc_now()
+    return JobOutcome(job, status, None, when, when, job.result_dir / LOG_NAME, detail)
+
+
 class Launcher(Protocol):
     """Runs jobs and returns exactly one outcome per job, in input order,
     starting them in that order. A launcher may also offer `cancel()`

@@ -45,6 +45,7 @@ from governance.sweeps.launcher import (
     JobStatus,
     LaunchJob,
     inherited_env,
+    not_run,
     script_argv,
     utc_now,
 )
@@ -241,12 +242,9 @@ class LocalLauncher:
                     try:
                         item = self._start(index, job)
                     except OSError as exc:
-                        at = utc_now()
-                        log_path = job.result_dir / LOG_NAME
-                        outcomes[index] = JobOutcome(
-                            job, JobStatus.FAILED, None, at, at, log_path, f"cannot start: {exc}"
-                        )
-                        notify(JobEvent(job.key, JobStatus.FAILED, at))
+                        failed = not_run(job, JobStatus.FAILED, f"cannot start: {exc}")
+                        outcomes[index] = failed
+                        notify(JobEvent(job.key, JobStatus.FAILED, failed.ended_at))
                         continue
                     running.append(item)
                     notify(JobEvent(job.key, None, item.started))
@@ -288,8 +286,5 @@ class LocalLauncher:
         running.clear()
         at = utc_now()
         for index, job in pending:
-            log_path = job.result_dir / LOG_NAME
-            outcomes[index] = JobOutcome(
-                job, JobStatus.CANCELLED, None, at, at, log_path, "not started"
-            )
+            outcomes[index] = not_run(job, JobStatus.CANCELLED, "not started", at)
         pending.clear()

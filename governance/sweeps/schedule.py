@@ -21,12 +21,12 @@ from governance.core.diagnostics import GovError
 from governance.core.settings_priority import PriorityRule
 from governance.sweeps.identity import PlanRow
 from governance.sweeps.launcher import (
-    LOG_NAME,
     JobEvent,
     JobOutcome,
     JobStatus,
     Launcher,
     LaunchJob,
+    not_run,
     utc_now,
 )
 from governance.sweeps.priority import (
@@ -63,8 +63,7 @@ Passed = Callable[[LaunchJob, JobStatus], bool]
 
 
 def _cancelled(job: LaunchJob, why: str) -> JobOutcome:
-    at = utc_now()
-    return JobOutcome(job, JobStatus.CANCELLED, None, at, at, job.result_dir / LOG_NAME, why)
+    return not_run(job, JobStatus.CANCELLED, why)
 
 
 def _launch(
@@ -84,18 +83,7 @@ def _launch(
         if not ran:
             raise  # nothing ran: nothing to record (exit 2, as without a schedule)
         at = utc_now()
-        return [
-            JobOutcome(
-                job,
-                JobStatus.FAILED,
-                None,
-                at,
-                at,
-                job.result_dir / LOG_NAME,
-                f"not launched: {exc}",
-            )
-            for job in jobs
-        ]
+        return [not_run(job, JobStatus.FAILED, f"not launched: {exc}", at) for job in jobs]
     except KeyboardInterrupt:
         if not ran:
             raise
