@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from governance.core.diagnostics import UsageError
@@ -191,7 +191,7 @@ def moved(store: QueueStore, pull: PullRequest, settings: QueueSettings) -> str:
 
 def dequeue(store: QueueStore, pr: int, why: str, stamp: str) -> None:
     store.remove(pr, stamp)
-    store.set_github(_noted(store, pr, why))
+    store.set_github(replace(store.github(pr), note=why))
 
 
 def refuse(store: QueueStore, pr: int, why: str, stamp: str) -> None:
@@ -203,9 +203,4 @@ def refuse(store: QueueStore, pr: int, why: str, stamp: str) -> None:
         except UsageError:
             return
     store.refused(pr, "enqueue", why, stamp)
-    store.set_github(_noted(store, pr, why))
-
-
-def _noted(store: QueueStore, pr: int, why: str) -> GitHubCar:
-    old = store.github(pr)
-    return GitHubCar(pr, old.head_sha, old.asked_by, why, old.comment_id)
+    store.set_github(replace(store.github(pr), note=why))

@@ -14,7 +14,7 @@ place, saying where its car is.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from governance.check.sides import main_settings
@@ -26,7 +26,7 @@ from governance.forge.rest import GitHubHTTPError
 from governance.git.repo import GitRepo
 from governance.merge.queue import CarOptions, LandCar, prepare_one, utc_stamp
 from governance.merge.queue_github import dequeue, moved, refuse
-from governance.merge.queue_store import ACTIVE, Car, GitHubCar, QueueStore
+from governance.merge.queue_store import ACTIVE, Car, QueueStore
 from governance.merge.report import MergeReport
 
 MARKER = "<!-- gov-queue-status -->"  # how gov finds its own comment again
@@ -152,8 +152,7 @@ def report(side: GitHubSide, store: QueueStore, pr: int, label: str) -> None:
     if done is None:
         done = side.forge.post_comment(pr, body)
     if done.id != info.comment_id:
-        fresh = store.github(pr)
-        store.set_github(GitHubCar(pr, fresh.head_sha, fresh.asked_by, fresh.note, done.id))
+        store.set_github(replace(store.github(pr), comment_id=done.id))
 
 
 def _label_state(side: GitHubSide, pr: int, label: str, state: str) -> None:
