@@ -75,23 +75,25 @@ def collect(workspace: Path, result_dir: Path, patterns: Sequence[str], rf: str)
     return copied
 
 
-def log_tail(log: Path, lines: int = contract.LOG_TAIL_LINES) -> str:
+def _tail(log: Path, size: int) -> str:
+    """The last `size` bytes of `log`, decoded ("" if unreadable); the rest is never read."""
     try:
         with log.open("rb") as handle:
-            handle.seek(max(0, log.stat().st_size - TAIL_BYTES))
-            text = handle.read().decode("utf-8", "replace")
+            handle.seek(max(0, log.stat().st_size - size))
+            return handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def log_tail(log: Path, lines: int = contract.LOG_TAIL_LINES) -> str:
+    text = _tail(log, TAIL_BYTES)
     kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
     return " | ".join(kept)
 
 
 def refusal(log: Path) -> str:
     """The cluster's reason when the log shows a refused allocation and none granted."""
-    try:
-        text = log.read_bytes()[-TAIL_BYTES * 4 :].decode("utf-8", "replace")
-    except OSError:
-        return ""
+    text = _tail(log, TAIL_BYTES * 4)
     if contract.GRANTED.search(text):
         return ""
     return "; ".join(dict.fromkeys(m.strip() for m in contract.REFUSED.findall(text)))
