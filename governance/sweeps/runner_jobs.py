@@ -37,10 +37,8 @@ if TYPE_CHECKING:
     from governance.git.repo import GitRepo
     from governance.sweeps.dispatch import Resolved, SweepPaths
 
-WORKSPACES = ".runner"
-FALLBACK_NOTE = (
-    "label not in the runner file"  # under the results folder: <results>/.runner/<launch>/<job key>
-)
+WORKSPACES = ".runner"  # under the results folder: <results>/.runner/<launch>/<job key>
+FALLBACK_NOTE = "label not in the runner file"
 
 
 def load_runner_file(checkout: Path, settings: Settings) -> dict[str, tuple[str, ...]]:
@@ -99,9 +97,16 @@ class RunnerScripts:
         self.labels = labels
         self.where = where
         self._turn: dict[str, int] = {}
+        self._scripts: dict[str, tuple[Path | None, str, str]] = {}  # node -> script_for
 
     def script_for(self, node: str) -> tuple[Path | None, str, str]:
-        """(script, problem, code) for one node name."""
+        """(script, problem, code) for one node name; looked up once per node
+        (every row of a label asks for each of its nodes)."""
+        if node not in self._scripts:
+            self._scripts[node] = self._find_script(node)
+        return self._scripts[node]
+
+    def _find_script(self, node: str) -> tuple[Path | None, str, str]:
         if not contract.NODE_NAME.fullmatch(node):
             return None, f"node name {node!r:.80} in {self.where} is not a plain name", "GOV703"
         prefix = node.split(contract.PREFIX_SEPARATOR, 1)[0]
@@ -117,7 +122,7 @@ class RunnerScripts:
             return (
                 None,
                 f"{contract.RUNNERS_FOLDER}/{name} leaves {contract.RUNNERS_FOLDER}/",
-                ("GOV703"),
+                "GOV703",
             )
         if not candidate.is_file():
             return None, f"{contract.RUNNERS_FOLDER}/{name} does not exist", "GOV702"
