@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
-from governance.sweeps.launch_record import start_time
+from governance.sweeps.launch_record import same_process, start_time
 from governance.sweeps.ledger import Ledger
 
 
@@ -45,7 +45,7 @@ def me() -> str:
 def owner_alive(owner: str) -> bool:
     """The gov process named by `owner` still runs (same pid, same start time)."""
     pid, _, started = owner.partition(":")
-    return pid.isdigit() and bool(started) and start_time(int(pid)) == started
+    return pid.isdigit() and same_process(int(pid), started)
 
 
 class Launches:

@@ -36,6 +36,7 @@ from governance.sweeps.launch_record import (
     died,
     end_group,
     inspect,
+    lock_held,
     take_lock,
 )
 from governance.sweeps.launcher import (
@@ -99,7 +100,7 @@ class _Running:
         assert self.adopted is not None
         end_group(self.adopted, signal.SIGTERM)
         deadline = time.monotonic() + KILL_GRACE_SECONDS
-        while inspect(self.job.result_dir).held:
+        while lock_held(self.job.result_dir):
             if time.monotonic() > deadline:
                 end_group(self.adopted, signal.SIGKILL)
                 break
