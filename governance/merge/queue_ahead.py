@@ -107,14 +107,15 @@ class Ahead:
             if not movable:
                 return
             front = movable[0]
-            if front.state == "running" or self.forge.get_pull(front.pr).state != "open":
+            pull = None if front.state == "running" else self.forge.get_pull(front.pr)
+            if pull is None or pull.state != "open":
                 # A killed run's car (prepare-merge recovers it from its journal), or
                 # one merged or closed meanwhile: prepare-merge on main says what it is.
                 report(run_car(self.repo, self.store, self.forge, partial_land(land, ""),
                                front, self.options.main_branch, self.now, self.verify))  # fmt: skip
                 continue
             main_tip = self._main_tip()
-            chain = self._chain(movable, main_tip, report)
+            chain = self._chain(movable, pull, main_tip, report)
             if not chain or chain[0][0].pr != front.pr:
                 continue  # the front car was refused: the train is read again
             car, held = chain[0]
@@ -159,8 +160,9 @@ class Ahead:
             return waiting
         return movable
 
-    def _chain(self, movable: list[Car], main_tip: str, report: Say) -> Chain:
-        """Candidates for the front car and up to N behind it, each on the one before."""
+    def _chain(self, movable: list[Car], front: PullRequest, main_tip: str, report: Say) -> Chain:
+        """Candidates for the front car (its PR `front`, as just read) and up to N
+        behind it, each on the one before."""
         settings = main_settings(
             self.repo, self.options.main_branch, self.options.overrides, remote=None
         )
@@ -171,7 +173,7 @@ class Ahead:
                 break
             if chain and car.pr in self.deferred:
                 continue
-            pull = self.forge.get_pull(car.pr)
+            pull = front if car.pr == front.number else self.forge.get_pull(car.pr)
             if pull.state != "open":
                 break  # its own turn will say what it is; nothing is built past it
             held = self._valid(car.pr, pull.head_sha, base)
