@@ -85,11 +85,6 @@ def _dead(pid: int) -> bool:
     return False
 
 
-def _dead_owner(path: Path) -> bool:
-    match = _OWNED.match(path.name)
-    return match is not None and _dead(int(match.group(2)))
-
-
 def _open_launch_owners(repo: GitRepo) -> set[int]:
     """Pids of the owners of this repository's launches still open in its ledger."""
     from governance.core.state import StateLayout
@@ -117,13 +112,13 @@ def clean_litter(repo: GitRepo, results: Path) -> list[str]:
     waited = _open_launch_owners(repo)  # a dead run's launches this repository may still adopt
 
     def free(folder: Path) -> bool:
-        inside = (f"{folder}/", f"{folder.resolve()}/")
         match = _OWNED.match(folder.name)
+        if match is None:
+            return False
+        owner = int(match.group(2))
+        inside = (f"{folder}/", f"{folder.resolve()}/")
         return (
-            _dead_owner(folder)
-            and match is not None
-            and int(match.group(2)) not in waited
-            and not any(arg.startswith(inside) for arg in busy)
+            _dead(owner) and owner not in waited and not any(arg.startswith(inside) for arg in busy)
         )
 
     def ours(entry: Path) -> bool:
