@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import signal
 from dataclasses import dataclass, replace
@@ -29,6 +28,8 @@ from datetime import datetime
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
+
+from governance.sweeps.launcher import read_record
 
 LOCK_NAME = "gov-launch.lock"
 LAUNCH_NAME = "gov-launch.json"
@@ -94,14 +95,6 @@ def lock_held(folder: Path) -> bool:
     return False
 
 
-def _read(path: Path) -> dict[str, object]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _date(value: object) -> datetime | None:
     with contextlib.suppress(TypeError, ValueError):
         return datetime.fromisoformat(str(value))
@@ -112,8 +105,8 @@ def inspect(folder: Path) -> LaunchState:
     """Where the launch recorded in `folder` stands. The exit file is read
     after the lock, so a script ending between the two reads is FINISHED."""
     held = lock_held(folder)
-    launch = _read(folder / LAUNCH_NAME)
-    ended = _read(folder / EXIT_NAME)
+    launch = read_record(folder / LAUNCH_NAME)
+    ended = read_record(folder / EXIT_NAME)
     pid = launch.get("pid")
     base = LaunchState(
         Phase.NEVER,

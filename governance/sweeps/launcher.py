@@ -10,6 +10,7 @@ the local launcher and the Slurm launcher cannot drift apart on those rules.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,17 @@ LOG_NAME = "gov-job.log"  # combined stdout and stderr, inside each result folde
 def utc_now() -> datetime:
     """Now, timezone-aware (every launcher timestamp is UTC)."""
     return datetime.now(UTC)
+
+
+def read_record(path: Path) -> dict[str, object]:
+    """A JSON object a row's wrapper wrote atomically (the local wrapper's
+    launch and exit files, a Slurm task's status file); empty when it is not
+    there yet, torn, or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def script_argv(script: Path) -> list[str]:

@@ -40,6 +40,7 @@ from governance.sweeps.launcher import (
     JobOutcome,
     JobStatus,
     LaunchJob,
+    read_record,
     utc_now,
 )
 from governance.sweeps.slurm_client import (
@@ -60,7 +61,6 @@ from governance.sweeps.slurm_manifest import (
     copy_wrapper,
     new_launch_dir,
     parse_time,
-    read_status,
     sbatch_argv,
     write_manifest,
 )
@@ -301,7 +301,7 @@ class SlurmLauncher:
         if state not in STATE_STATUS:
             return
         status = STATE_STATUS[state]
-        recorded = read_status(task.status_file)
+        recorded = read_record(task.status_file)
         if not recorded and state in ("COMPLETED", "FAILED") and task.status_waits < STATUS_WAITS:
             # The wrapper wrote its status file before exiting, but a shared
             # filesystem may show it to this machine a little later.
@@ -322,7 +322,7 @@ class SlurmLauncher:
         self._finish(task, status, detail, emit, recorded)
 
     def _from_status_file(self, task: _Task, emit: Callable[[JobEvent], None]) -> None:
-        recorded = read_status(task.status_file)
+        recorded = read_record(task.status_file)
         if not recorded:
             detail = "task left the Slurm queue without writing its status file"
             self._finish(task, JobStatus.FAILED, detail, emit)

@@ -158,15 +158,6 @@ def sbatch_argv(
     return argv
 
 
-def read_status(status_file: Path) -> dict[str, object]:
-    """A task's status file as the wrapper wrote it (empty: not there yet, or torn)."""
-    try:
-        data = json.loads(status_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def parse_time(value: object) -> datetime | None:
     """A status file's ISO 8601 timestamp, or None."""
     if not isinstance(value, str):
