@@ -28,12 +28,11 @@ from governance import __version__
 from governance.core.crash import crash_point
 from governance.core.diagnostics import GovError, UsageError
 from governance.core.settings import Settings
-from governance.core.state import StateLayout
 from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
-from governance.results.database import ResultRow, ResultsDatabase, open_results_database
+from governance.results.database import ResultRow
 from governance.results.reader import ResultError
-from governance.results.service import Unverifiable, point_of
+from governance.results.service import Unverifiable, point_of, results_database
 from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.ledger import Ledger, LedgerRun, Publications
 from governance.sweeps.runfiles import RunFile
@@ -64,11 +63,6 @@ class Published:
             "refused": list(self.refused),
             "error": self.error,
         }
-
-
-def results_database(repo: GitRepo, settings: Settings) -> ResultsDatabase:
-    default = StateLayout(repo.git_dir.resolve()).results_db
-    return open_results_database(settings.results_database, default, repo.root)
 
 
 def publish_commit(repo: GitRepo, settings: Settings, revision: str) -> Published:

@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from governance.core import jsonsafe
 from governance.core.diagnostics import UsageError
@@ -32,6 +32,9 @@ from governance.sweeps.identity import SLOT_FIELDS, WORKER_SLOT_FIELDS
 from governance.sweeps.jobs import GOV_FILE_PREFIX, ROW_JSON_NAME
 from governance.sweeps.ledger import Ledger, LedgerRun
 from governance.sweeps.runfiles import FileUnverifiable, RunFile, read_verified, run_evidence
+
+if TYPE_CHECKING:
+    from governance.results.database import ResultsDatabase
 
 MAIN_HISTORY = 5000  # first-parent commits of main searched for landed PRs
 _NOT_RESULTS = {"meta_env.json"}  # and gov's own files (GOV_FILE_PREFIX)
@@ -228,18 +231,22 @@ def compare_pr(
     return report
 
 
+def results_database(repo: GitRepo, settings: Settings) -> ResultsDatabase:
+    """The repository's results database (`results-database`; default: SQLite under .git/gov)."""
+    from governance.core.state import StateLayout
+    from governance.results.database import open_results_database
+
+    default = StateLayout(repo.git_dir.resolve()).results_db
+    return open_results_database(settings.results_database, default, repo.root)
+
+
 def published_main(
     repo: GitRepo, settings: Settings, pr: int, main_sha: str
 ) -> tuple[list[Point], str]:
     """Main's points from the results database (`results-database`): the rows
     published for commits on main's first-parent history, except the PR's own;
     and the database's label. Rows of schema v1 (no config key) are no baseline."""
-    from governance.core.state import StateLayout
-    from governance.results.database import open_results_database
-
-    database = open_results_database(
-        settings.results_database, StateLayout(repo.git_dir.resolve()).results_db, repo.root
-    )
+    database = results_database(repo, settings)
     if database.engine == "sqlite" and not Path(database.label).is_file():
         return [], f"results database {database.label}: nothing published yet"
     history = {c.sha for c in repo.first_parent_commits(main_sha, max_count=MAIN_HISTORY)}
