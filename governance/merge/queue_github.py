@@ -18,14 +18,21 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 
 from governance.core.diagnostics import UsageError
 from governance.core.settings_queue import QueueSettings
 from governance.forge.base import PullRequest
 from governance.forge.github import GitHubForge
 from governance.forge.github_queue import label_events, may_write
-from governance.merge.queue_store import ACTIVE, PRIORITIES, GitHubCar, Priority, QueueStore
+from governance.merge.queue_store import (
+    ACTIVE,
+    PRIORITIES,
+    GitHubCar,
+    Priority,
+    QueueStore,
+    when,
+)
 
 COMMAND = "/gov queue"
 # The first line, exactly: the command and an optional priority (trailing blanks allowed).
@@ -82,15 +89,6 @@ class SyncResult:
             "refused": rows(self.refused),
             "dequeued": rows(self.dequeued),
         }
-
-
-def when(stamp: str) -> datetime | None:
-    """A GitHub or queue timestamp as an aware datetime (None: not one)."""
-    try:
-        parsed = datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def requests_of(forge: GitHubForge, pull: PullRequest, settings: QueueSettings) -> list[Request]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from governance.core.diagnostics import UsageError
-from governance.merge.queue_store import Car
+from governance.merge.queue_store import Car, when
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +31,7 @@ class RowCost:
 
     @property
     def gpu_hours(self) -> float | None:
-        start, end = _when(self.started_at), _when(self.ended_at)
+        start, end = when(self.started_at), when(self.ended_at)
         if self.gpus is None or start is None or end is None:
             return None
         return max(0.0, (end - start).total_seconds()) / 3600 * self.gpus
@@ -99,7 +99,7 @@ class QueueReport:
 
 def parse_since(text: str) -> datetime:
     """`--since`: a date (midnight UTC) or an ISO 8601 time (UTC when it names no zone)."""
-    moment = _when(text.strip())
+    moment = when(text.strip())
     if moment is None:
         raise UsageError(
             f"--since {text!r} is not a date",
@@ -115,8 +115,8 @@ def build_report(
     a landed commit to its rows (a commit absent: no rows recorded)."""
     finished = [c for c in cars if c.state in ("landed", "refused")]
     if since is not None:
-        finished = [c for c in finished if (_when(c.updated_at) or since) >= since]
-    finished.sort(key=lambda c: (_when(c.updated_at) or datetime.max.replace(tzinfo=UTC), c.pr))
+        finished = [c for c in finished if (when(c.updated_at) or since) >= since]
+    finished.sort(key=lambda c: (when(c.updated_at) or datetime.max.replace(tzinfo=UTC), c.pr))
     landed = tuple(_landed(car, costs.get(car.landed_commit, ())) for car in finished
                    if car.state == "landed")  # fmt: skip
     refused = tuple(RefusedCar(c.pr, c.refused_step, c.refused_reason, c.updated_at)
@@ -147,7 +147,7 @@ def build_report(
 
 
 def _landed(car: Car, costs: Sequence[RowCost]) -> LandedCar:
-    start, end = _when(car.enqueued_at), _when(car.updated_at)
+    start, end = when(car.enqueued_at), when(car.updated_at)
     wait = (end - start).total_seconds() if start is not None and end is not None else None
     return LandedCar(
         car.pr, car.landed_commit, car.enqueued_at, car.updated_at, wait, car.attempts,
@@ -160,12 +160,3 @@ def _total(parts: Iterable[GpuHours]) -> GpuHours:
     items = list(parts)
     return GpuHours(sum(p.rows for p in items), sum(p.unknown for p in items),
                     sum(p.known for p in items))  # fmt: skip
-
-
-def _when(text: str) -> datetime | None:
-    """An ISO 8601 time as UTC (a time without a zone is taken as UTC); None if unreadable."""
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

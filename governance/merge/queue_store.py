@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from typing import Literal
 
 from governance.core.diagnostics import GovError, UsageError
@@ -95,6 +96,16 @@ _SELECT = (
 )
 
 _ORDER = "CASE priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, enqueued_at, seq"
+
+
+def when(text: str) -> datetime | None:
+    """A queue or GitHub timestamp (ISO 8601) as UTC (a time without a zone is
+    taken as UTC); None when it is not one."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 class QueueError(GovError):
