@@ -11,20 +11,18 @@ by the caller's rules, not hidden here.
 from __future__ import annotations
 
 import io
-import re
 import stat
 import zipfile
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from governance.forge.base import ForgeError
 from governance.forge.github import GitHubForge
+from governance.forge.github_shapes import Shape
 
 MAX_ZIP_BYTES = 256 * 1024 * 1024  # one artifact as downloaded
 MAX_MEMBERS = 10_000  # files in one artifact
 MAX_EXPANDED_BYTES = 512 * 1024 * 1024  # one artifact, unpacked (JSON members only are kept)
-_SHA = re.compile(r"[0-9a-f]{40}")
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 
@@ -47,25 +45,15 @@ class RunArtifact:
     expired: bool
 
 
-def _field(data: Any, name: str, kind: type, where: str) -> Any:
-    value = data.get(name) if isinstance(data, dict) else None
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise ForgeError(
-            f"GitHub {where}: `{name}` is missing or not a {kind.__name__}",
-            "check the API base URL and the run id",
-        )
-    return value
-
-
 def get_run(forge: GitHubForge, run_id: int) -> SweepRun:
     path = f"/repos/{forge.slug}/actions/runs/{run_id}"
-    data = forge.rest.get_json(path)
-    where = f"GET {path}"
-    if _field(data, "id", int, where) != run_id:
-        raise ForgeError(f"GitHub {where}: answered for another run", "check the API base URL")
-    head = _field(data, "head_sha", str, where)
-    if not _SHA.fullmatch(head):
-        raise ForgeError(f"GitHub {where}: head_sha is not a commit id", "check the API base URL")
+    shape = Shape(f"GET {path}")
+    data = shape.obj(forge.rest.get_json(path), "the run")
+    if shape.number(data, "id", "run") != run_id:
+        raise shape.fail(f"asked for run {run_id}, GitHub answered for another run")
+    head = shape.sha(data, "head_sha", "run")
+    if not head:
+        raise shape.fail("run.head_sha is not a commit id")
     pulls = data.get("pull_requests") or []
     numbers = tuple(
         p["number"]
@@ -85,18 +73,18 @@ def get_run(forge: GitHubForge, run_id: int) -> SweepRun:
 
 def list_artifacts(forge: GitHubForge, run_id: int) -> list[RunArtifact]:
     path = f"/repos/{forge.slug}/actions/runs/{run_id}/artifacts"
+    shape = Shape(f"GET {path}")
     out = []
-    for item in forge.rest.paginate(path, key="artifacts"):
-        where = f"GET {path}"
-        name = _field(item, "name", str, where)
+    for found in forge.rest.paginate(path, key="artifacts"):
+        item = shape.obj(found, "artifact")
+        name = shape.text(item, "name", "artifact")
         if not name or "/" in name or name in (".", "..") or "\0" in name or "\\" in name:
-            raise ForgeError(f"GitHub {where}: artifact name {name!r} is not a plain name",
-                             "check the API base URL")  # fmt: skip
+            raise shape.fail(f"artifact name {name!r} is not a plain name")
         out.append(
             RunArtifact(
-                _field(item, "id", int, where),
+                shape.number(item, "id", "artifact"),
                 name,
-                _field(item, "size_in_bytes", int, where),
+                shape.number(item, "size_in_bytes", "artifact"),
                 bool(item.get("expired")),
             )
         )
