@@ -16,7 +16,7 @@ open launch of a dead gov holds (`launches`) is looked at in its folder
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,11 +32,11 @@ if TYPE_CHECKING:  # dispatch imports this module
     from governance.sweeps.dispatch import Resolved
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Adoption:
     ready: list[Resolved]  # the rows to launch; adopted ones point at their old folder
-    adopted: set[str] = field(default_factory=set)  # their job keys
-    died: list[NewRun] = field(default_factory=list)  # to record as failed runs
+    adopted: set[str]  # their job keys
+    died: list[NewRun]  # to record as failed runs
 
 
 def identity_of(item: Resolved) -> str:
@@ -67,7 +67,8 @@ def take_over(
     wanted: dict[str, Resolved] = {}
     for row in ready:
         wanted.setdefault(identity_of(row), row)
-    out = Adoption(list(ready))
+    jobs: dict[str, LaunchJob] = {}  # job key -> its job, moved to the launch's folder
+    dead: list[NewRun] = []
     owner = me()
     for launch in launches.unowned(wanted, launcher):
         item = wanted.get(launch.identity)
@@ -80,12 +81,12 @@ def take_over(
         if state.phase is Phase.NEVER:
             launches.close_unstarted(launch.result_path)
         elif state.phase is Phase.DIED:
-            out.died.append(_died_run(item, launch, died(state), state.started_at))
-        elif item.key not in out.adopted:  # running or finished: follow it there
-            out.adopted.add(item.key)
-            job = moved(item.job, folder)
-            out.ready = [replace(r, job=job) if r is item else r for r in out.ready]
-    return out
+            dead.append(_died_run(item, launch, died(state), state.started_at))
+        elif item.key not in jobs:  # running or finished: follow it there
+            jobs[item.key] = moved(item.job, folder)
+    return Adoption(
+        [replace(r, job=jobs[r.key]) if r.key in jobs else r for r in ready], set(jobs), dead
+    )
 
 
 def _died_run(item: Resolved, launch: OpenLaunch, detail: str, started: datetime | None) -> NewRun:
