@@ -50,13 +50,14 @@ def green_candidates(
 ) -> list[GreenCandidate]:
     """Every open PR whose head branch starts with `head_prefix`, by number,
     with its verdict. A PR already waiting in the queue is not judged again."""
+    waiting = {car.pr: car.state for car in store.cars(ACTIVE)}  # one read, not one per PR
     found = []
     for pull in sorted(forge.list_pulls("open"), key=lambda p: p.number):
         if not pull.head_branch.startswith(head_prefix):
             continue
-        car = store.get(pull.number)
-        if car is not None and car.state in ACTIVE:
-            found.append(GreenCandidate(pull.number, pull.head_branch, "waiting", car.state))
+        state = waiting.get(pull.number)
+        if state is not None:
+            found.append(GreenCandidate(pull.number, pull.head_branch, "waiting", state))
             continue
         runs = forge.list_checks(pull.head_sha) if pull.head_sha else []
         why = judge_green(pull, runs, required)
