@@ -296,10 +296,9 @@ def queue_run(
     from dataclasses import replace
 
     from governance.core.diagnostics import UsageError
-    from governance.merge.queue import CarOptions, CarResult, prepare_car, run_queue
+    from governance.merge.queue import CarOptions, prepare_car, run_queue
     from governance.merge.queue_ahead import Ahead
-    from governance.merge.queue_render import render_car, render_summary, run_data
-    from governance.merge.report import render_text
+    from governance.merge.queue_render import render_summary, run_data
     from governance.merge.sweep_step import SweepOptions
 
     if watch is not None and not 0 < watch < float("inf"):  # NaN fails both
@@ -336,12 +335,6 @@ def queue_run(
     options = replace(options, main_branch=main)
     text = output is TextOrJson.text
 
-    def say(car: CarResult) -> None:
-        if car.report is not None:
-            sys.stdout.write(render_text(car.report))
-        emit(render_car(car))
-        sys.stdout.flush()
-
     if not dry_run and store.paused and text:
         emit("the queue is paused: nothing lands (gov queue resume)")
     from governance.cli.queue_watch import sigterm_interrupts, watch_cars
@@ -350,10 +343,12 @@ def queue_run(
         speculate = Ahead(repo, store, forge, options, ahead) if ahead else None
         land = prepare_car(repo, options)
         if watch is not None:
-            watch_cars(repo, store, forge, land, main, watch, text, say, speculate)
+            watch_cars(
+                repo, store, forge, land, main, watch, text, queue_github.print_car, speculate
+            )
         result = run_queue(
             repo, store, forge, land, main_branch=main, dry_run=dry_run,
-            say=say if text else None, speculate=speculate,
+            say=queue_github.print_car if text else None, speculate=speculate,
         )  # fmt: skip
     if text:
         emit(render_summary(result))

@@ -21,12 +21,23 @@ from governance.cli.common import (
 
 if TYPE_CHECKING:
     from governance.core.settings import Settings
-    from governance.merge.queue import CarOptions
+    from governance.merge.queue import CarOptions, CarResult
     from governance.merge.queue_github import SyncResult
     from governance.merge.queue_github_run import GitHubSide
     from governance.merge.queue_store import Car, Priority, QueueStore
 
 REMOTE_HELP = "Git remote of the GitHub repository."
+
+
+def print_car(car: "CarResult") -> None:
+    """A car as `gov queue run` prints it: prepare-merge's report, then its line."""
+    from governance.merge.queue_render import render_car
+    from governance.merge.report import render_text
+
+    if car.report is not None:
+        sys.stdout.write(render_text(car.report))
+    emit(render_car(car))
+    sys.stdout.flush()
 
 
 def open_github(main_branch: str | None, remote: str) -> "tuple[GitHubSide, QueueStore, Settings]":
@@ -117,11 +128,10 @@ def github_run(
     options: "CarOptions", main_branch: str | None, remote: str, output: TextOrJson
 ) -> int:
     """`gov queue run --forge github`: sync, then one pass; the exit code."""
-    from governance.merge.queue import CarResult, run_queue
+    from governance.merge.queue import run_queue
     from governance.merge.queue_github import SyncResult
     from governance.merge.queue_github_run import admit, land_car, verify
-    from governance.merge.queue_render import render_car, render_summary, run_data
-    from governance.merge.report import render_text
+    from governance.merge.queue_render import render_summary, run_data
 
     side, store, settings = open_github(main_branch, remote)
     # A dry run changes nothing: no sync into the queue, no comment on GitHub.
@@ -131,14 +141,11 @@ def github_run(
         for line in synced.lines():
             emit(line)
 
-    def say(car: CarResult) -> None:
+    def say(car: "CarResult") -> None:
         if not options.dry_run:
             tell(side, store, settings, car.pr)
         if text:
-            if car.report is not None:
-                sys.stdout.write(render_text(car.report))
-            emit(render_car(car))
-            sys.stdout.flush()
+            print_car(car)
 
     look_again = admit(side, store, settings)
 
