@@ -22,8 +22,6 @@ from pathlib import Path
 
 from governance.sweeps.launch_record import lock_held, start_time
 
-__all__ = ["OWNER_ENV", "in_use", "kill_orphans", "orphans", "owner_token", "start_time"]
-
 OWNER_ENV = "GOV_RUN_OWNER"
 _PROC = Path("/proc")
 
@@ -49,7 +47,7 @@ def _environ(pid: int, *names: str) -> dict[str, str]:
     return found
 
 
-def _orphans(scope: Path | str | None) -> list[tuple[int, str]]:
+def orphans(scope: Path | str | None) -> list[tuple[int, str]]:
     """(pid, its RESULT_DIR) of each live process launched for `scope` (None:
     for any) by a gov process that is gone."""
     if not _PROC.is_dir():
@@ -68,11 +66,6 @@ def _orphans(scope: Path | str | None) -> list[tuple[int, str]]:
     return found
 
 
-def orphans(scope: Path | str) -> list[int]:
-    """Live processes launched for `scope` by a gov process that is gone."""
-    return [pid for pid, _folder in _orphans(scope)]
-
-
 def _adoptable(folder: str) -> bool:
     return bool(folder) and lock_held(Path(folder))
 
@@ -80,7 +73,7 @@ def _adoptable(folder: str) -> bool:
 def kill_orphans(scope: Path | str) -> int:
     """SIGKILL every orphan of `scope` but those of a launch that still runs
     (a later run adopts it); how many were killed."""
-    victims = [pid for pid, folder in _orphans(scope) if not _adoptable(folder)]
+    victims = [pid for pid, folder in orphans(scope) if not _adoptable(folder)]
     for pid in victims:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
@@ -92,7 +85,7 @@ def in_use() -> set[str]:
     paths among them): what a dead run's checkout must keep until they end.
     Of every scope: temporary folders are shared by all repositories."""
     used: set[str] = set()
-    for pid, folder in _orphans(None):
+    for pid, folder in orphans(None):
         if _adoptable(folder):
             with contextlib.suppress(OSError):
                 raw = (_PROC / str(pid) / "cmdline").read_bytes()
