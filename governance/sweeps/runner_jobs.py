@@ -88,6 +88,13 @@ class LabelSummary:
     refused: dict[str, int] = field(default_factory=dict)  # refused name -> nodes
 
 
+def _fallbacks(label: str) -> list[tuple[str, str]]:
+    """(kind, name) of each `runner_contract.LABEL_FALLBACKS` rule for `label`."""
+    bare = label.removeprefix(contract.CLUSTER_PREFIX)
+    rules = (rule.partition(":") for rule in contract.LABEL_FALLBACKS)
+    return [(kind, template.format(label=label, bare=bare)) for kind, _, template in rules]
+
+
 class RunnerScripts:
     """Node names -> runner scripts in one checkout; rows of a label take its
     nodes that have a script in turn (as a label's idle runners take jobs)."""
@@ -133,10 +140,7 @@ class RunnerScripts:
         lacks the label ("" when it has it; `runner_contract.LABEL_FALLBACKS`)."""
         if label in self.labels:
             return self.labels[label], ""
-        bare = label.removeprefix(contract.CLUSTER_PREFIX)
-        for rule in contract.LABEL_FALLBACKS:
-            kind, _, template = rule.partition(":")
-            name = template.format(label=label, bare=bare)
+        for kind, name in _fallbacks(label):
             if kind == "label" and name != label and name in self.labels:
                 return self.labels[name], f"label {name}"
             if kind == "prefix":
@@ -156,12 +160,9 @@ class RunnerScripts:
         nodes, fallback = self.nodes_of(label)
         if not nodes:
             problem = f"runner label {label!r:.80} is not in {self.where}"
-            bare = label.removeprefix(contract.CLUSTER_PREFIX)
             tried = ", ".join(
                 dict.fromkeys(
-                    r.partition(":")[2].format(label=label, bare=bare)
-                    + ("_*" if r.startswith("prefix:") else "")
-                    for r in contract.LABEL_FALLBACKS
+                    name + ("_*" if kind == "prefix" else "") for kind, name in _fallbacks(label)
                 )
             )
             return NodeChoice(label, problem=f"{problem} (nor {tried})", code="GOV702")
