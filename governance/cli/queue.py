@@ -21,6 +21,7 @@ from governance.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from governance.core.settings import Settings
     from governance.forge.base import Forge
     from governance.git.repo import GitRepo
     from governance.merge.queue_store import QueueStore
@@ -55,12 +56,11 @@ class PriorityChoice(StrEnum):
     low = "low"
 
 
-def _open(main_branch: str | None = None) -> "tuple[GitRepo, QueueStore, Forge, str]":
-    """The repository, its queue, the local forge and main's name, the settings
-    read from main's tip (never from the branch that happens to be checked out)."""
+def open_main(main_branch: str | None = None) -> "tuple[GitRepo, Settings, QueueStore]":
+    """The repository, the settings read from main's tip (never from the branch
+    that happens to be checked out), and its queue."""
     from governance.check.sides import main_settings
     from governance.core.state import StateLayout
-    from governance.forge import open_forge
     from governance.git.repo import GitRepo
     from governance.merge.queue_store import QueueStore
 
@@ -68,8 +68,16 @@ def _open(main_branch: str | None = None) -> "tuple[GitRepo, QueueStore, Forge, 
     warn_unknown_variables()
     main = main_branch_name(repo, main_branch)
     settings = main_settings(repo, main, {"main-branch": main_branch}, remote=None)
+    return repo, settings, QueueStore(StateLayout(repo.git_dir))
+
+
+def _open(main_branch: str | None = None) -> "tuple[GitRepo, QueueStore, Forge, str]":
+    """`open_main`'s repository and queue, the local forge and main's name."""
+    from governance.forge import open_forge
+
+    repo, settings, store = open_main(main_branch)
     forge = open_forge("local", repo, settings.repository, main_branch=settings.main_branch)
-    return repo, QueueStore(StateLayout(repo.git_dir)), forge, settings.main_branch
+    return repo, store, forge, settings.main_branch
 
 
 def _stamp() -> str:

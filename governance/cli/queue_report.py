@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from governance.cli.common import emit_json, format_option, guarded
-from governance.cli.queue import _open as open_queue
+from governance.cli.queue import open_main
 
 
 class ReportFormat(StrEnum):
@@ -27,15 +27,13 @@ def queue_report(
 ) -> None:
     """Landed PRs, enqueue-to-land times, failures by step, GPU-hours measured
     and reused, and what stop-on-first-failure would have left behind."""
-    from governance.check.sides import main_settings
     from governance.merge.queue_costs import landed_costs
     from governance.merge.queue_report import build_report, parse_since
     from governance.merge.queue_report_render import render_markdown, render_text, report_data
     from governance.sweeps.dispatch import sweep_paths
 
     moment = parse_since(since) if since is not None else None
-    repo, store, _forge, main = open_queue()
-    settings = main_settings(repo, main, {}, remote=None)  # `ledger` as main has it
+    repo, settings, store = open_main()  # `ledger` as main has it
     cars = store.cars()
     ledger = sweep_paths(repo.root, repo.git_dir, settings).ledger
     costs = landed_costs(ledger, (c.landed_commit for c in cars if c.state == "landed"), repo.root)
