@@ -207,7 +207,7 @@ def queue_remove(
     pr: Annotated[int, typer.Option("--pr", min=1, help="The queued PR to take out.")],
 ) -> None:
     """Take a waiting PR out of the queue (the PR itself stays open)."""
-    _repo, store, _forge, _main = _open()
+    _repo, _settings, store = open_main()
     store.remove(pr, _stamp())
     emit(f"removed PR #{pr} from the queue")
 
@@ -220,7 +220,7 @@ def queue_status(
     """The cars, waiting ones in run order (priority, then enqueue time), and the paused flag."""
     from governance.merge.queue_render import render_status, status_data
 
-    _repo, store, _forge, _main = _open()
+    _repo, _settings, store = open_main()
     cars, paused = store.cars(), store.paused
     if output is TextOrJson.json:
         emit_json(status_data(cars, paused))
@@ -232,7 +232,7 @@ def queue_status(
 @guarded
 def queue_pause() -> None:
     """Stop the train: `run` lands nothing (a run in progress stops after its car)."""
-    _repo, store, _forge, _main = _open()
+    _repo, _settings, store = open_main()
     store.set_paused(True)
     emit("queue paused: gov queue run lands nothing until gov queue resume")
 
@@ -241,7 +241,7 @@ def queue_pause() -> None:
 @guarded
 def queue_resume() -> None:
     """Let `run` land cars again."""
-    _repo, store, _forge, _main = _open()
+    _repo, _settings, store = open_main()
     store.set_paused(False)
     emit("queue resumed")
 
