@@ -167,11 +167,12 @@ class LocalLauncher:
         # Locked before the wrapper exists and held by it: no moment where the
         # row runs and its folder does not say so. A launcher that does not
         # adopt runs the script itself (a dead run's rows are then ended).
-        lock = take_lock(job.result_dir) if self.adopts else -1
-        wrapper = [sys.executable, "-I", str(WRAPPER), str(job.result_dir), str(lock)]
+        lock = take_lock(job.result_dir) if self.adopts else None
+        if lock is not None:
+            argv = [sys.executable, "-I", str(WRAPPER), str(job.result_dir), str(lock), *argv]
         try:
             process = subprocess.Popen(
-                [*wrapper, *argv] if self.adopts else argv,
+                argv,
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -179,13 +180,13 @@ class LocalLauncher:
                 stderr=subprocess.STDOUT,
                 shell=False,
                 start_new_session=True,
-                pass_fds=(lock,) if self.adopts else (),
+                pass_fds=() if lock is None else (lock,),
             )
         except BaseException:
             log.close()
             raise
         finally:
-            if self.adopts:
+            if lock is not None:
                 os.close(lock)
         crash_point("launch-started")  # killed here: the row runs on, a later run adopts it
         return _Running(index, job, process, log, utc_now(), time.monotonic() + job.timeout_seconds)
