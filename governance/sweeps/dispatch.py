@@ -307,10 +307,6 @@ class LaunchResult:
         )
 
 
-def _adopts(launcher: Launcher) -> bool:
-    return bool(getattr(launcher, "adopts", False))
-
-
 def launch_rows(
     resolved: Sequence[Resolved],
     launcher: Launcher,
@@ -332,19 +328,20 @@ def launch_rows(
     ready = [item for item in resolved if item.job is not None]
     # A launcher that records its rows in their folders (`adopts`) takes over
     # a dead gov's launches of the same rows instead of starting them again.
-    adoption = None
-    if _adopts(launcher):
+    adopts = bool(getattr(launcher, "adopts", False))
+    adoption = adopt.Adoption(ready, set(), [])  # nothing to take over
+    if adopts:
         state_of = getattr(launcher, "recorded_state", None) or adopt.inspect
         adoption = adopt.take_over(ledger, ready, launcher.name, state_of)
-    ready = adoption.ready if adoption else ready
-    fresh = [item for item in ready if not adoption or item.key not in adoption.adopted]
+    ready = adoption.ready
+    fresh = [item for item in ready if item.key not in adoption.adopted]
     rows: Mapping[str, PlanRow] = {item.key: item.row for item in ready}
     traced: Mapping[str, Resolved] = {item.key: item for item in ready}
     jobs = [item.job for item in ready if item.job is not None]
     for item in fresh:
         assert item.job is not None
         prepare_job_dir(item.job, item.row)
-    if adoption:
+    if adopts:
         Launches(ledger).open(adopt.opened(fresh, launcher.name, commit, pr))
     scheduled = run_scheduled(
         launcher,
@@ -379,8 +376,7 @@ def launch_rows(
         )
         for o, files in finished
     ]
-    died = adoption.died if adoption else []
-    ids = ledger.add([*died, *records])[len(died) :]
+    ids = ledger.add([*adoption.died, *records])[len(adoption.died) :]
     return LaunchResult(
         list(resolved),
         outcomes,
