@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from governance.check.sides import main_settings
+from governance.core.safe_text import markdown_code
 from governance.core.settings import Settings
 from governance.forge.base import Comment
 from governance.forge.github import GitHubForge
@@ -121,8 +122,10 @@ def status_body(car: Car, position: int | None, note: str) -> str:
         "queued": f"waiting, position {position}" if position else "waiting",
         "running": "being landed now",
         "landed": f"landed as {car.landed_commit}",
-        "refused": f"refused at `{car.refused_step}`: {car.refused_reason}",
-        "removed": "taken out of the queue" + (f": {note}" if note else ""),
+        # The reason and the note quote text a PR wrote (its keys, its branch):
+        # code spans, so no link, image or @mention in them is rendered.
+        "refused": f"refused at `{car.refused_step}`: {markdown_code(car.refused_reason)}",
+        "removed": "taken out of the queue" + (f": {markdown_code(note)}" if note else ""),
     }[car.state]
     return (
         f"{MARKER}\n**gov queue**: {state}\n\n"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 
+from governance.core.safe_text import markdown_code
 from governance.merge.queue_report import GpuHours, LandedCar, QueueReport
 
 UNKNOWN = "unknown"
@@ -44,8 +46,11 @@ def _duration(seconds: float | None) -> str:
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
-def _lines(report: QueueReport, bullet: str, code: str) -> list[str]:
-    """The report's sentences; `bullet` and `code` mark list items and names."""
+def _lines(
+    report: QueueReport, bullet: str, code: str, literal: Callable[[str], str] = str
+) -> list[str]:
+    """The report's sentences; `bullet` and `code` mark list items and names,
+    `literal` shows text a PR wrote (a refusal names its keys) as it is."""
 
     def prs(numbers: tuple[int, ...]) -> str:
         return ", ".join(f"{code}#{n}{code}" for n in numbers) or "none"
@@ -71,7 +76,7 @@ def _lines(report: QueueReport, bullet: str, code: str) -> list[str]:
     if report.refused:
         out.append("refused:")
     for r in report.refused:
-        out.append(f"{bullet}{code}#{r.pr}{code} at {r.step}: {r.reason}")
+        out.append(f"{bullet}{code}#{r.pr}{code} at {r.step}: {literal(r.reason)}")
     if report.first_refused is None:
         out.append("against stop-on-first-failure: nothing refused, nothing left behind")
     else:
@@ -90,7 +95,9 @@ def render_text(report: QueueReport) -> str:
 
 def render_markdown(report: QueueReport) -> str:
     out = ["## gov queue report"]
-    for line in _lines(report, "- ", "`"):
+    # A refusal's reason quotes the PR's own text: a code span, so no link,
+    # image or @mention it holds is rendered.
+    for line in _lines(report, "- ", "`", markdown_code):
         if not line.startswith("- "):  # a sentence: its own paragraph
             out.append("")
         out.append(line)

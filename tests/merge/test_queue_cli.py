@@ -386,3 +386,24 @@ def test_all_green_asks_on_a_terminal(
     assert "enqueue 1 PR(s)? [y/N]" in done.stdout
     assert ("nothing added" in done.stdout) == (answer == "n"), done.stdout
     assert [c.pr for c in train.store().cars()] == queued
+
+
+HOSTILE = "perf-changelog.yaml:9:7: GOV501 Config key '@maintainers ![x](https://evil.example/p.png) [ok](https://evil.example)' not found"
+
+
+def test_a_refusal_quoting_a_prs_text_renders_nothing_it_holds() -> None:
+    """A refusal's reason quotes what the PR wrote (here a config key made of
+    an @mention, an image and a link): the markdown report and the status
+    comment on GitHub show it in a code span, where none of it renders."""
+    from governance.core.safe_text import markdown_code
+    from governance.merge.queue_github_run import status_body
+    from governance.merge.queue_report_render import render_markdown, render_text
+
+    car = _car(102, "refused", "10:00:00", "10:20:00", refused_step="check", refused_reason=HOSTILE)
+    report = build_report([car], {})
+    assert f"- `#102` at check: {markdown_code(HOSTILE)}" in render_markdown(report)
+    assert f"#102 at check: {HOSTILE}" in render_text(report)  # a terminal shows it as written
+    body = status_body(car, None, "")
+    assert f"refused at `check`: {markdown_code(HOSTILE)}" in body
+    removed = status_body(_car(103, "removed", "10:00:00", "10:20:00"), None, "@someone")
+    assert "taken out of the queue: `@someone`" in removed
