@@ -3,12 +3,14 @@ with the harness in `tests/harness.py`)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.harness import (
     CORPUS,
@@ -35,6 +37,14 @@ __all__ = [
     "require_corpus",
     "writable_corpus_clone",
 ]
+
+
+# The generated tests draw the same examples on every run, so a red build is
+# reproducible and never chance; `HYPOTHESIS_PROFILE=explore` draws new ones
+# on each run, to hunt for what the fixed draw misses.
+settings.register_profile("fixed", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 
 @pytest.fixture

@@ -106,8 +106,8 @@ def _plain_scalar(text: str, rules: Mapping[str, Sequence[tuple[str, Pattern[str
                 raise NotPlain(tag)
             try:
                 return convert(text)
-            except (ValueError, KeyError, OverflowError) as exc:
-                raise NotPlain(tag) from exc
+            except (ValueError, KeyError, IndexError, OverflowError) as exc:
+                raise NotPlain(tag) from exc  # `-_` resolves as an int yet has no digits
     return text
 
 

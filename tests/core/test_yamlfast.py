@@ -79,7 +79,7 @@ ODD_SCALARS = [
     "1.5", "-.5", "1e3", "1.0e+3", "6.8523015e+5", "685_230.15", "190:20:30.15",
     ".inf", "-.Inf", "+.INF", ".nan", ".NaN", "yes", "No", "ON", "off", "y", "N",
     "true", "False", "~", "null", "Null", "", "2024-01-01", "2001-12-14t21:59:43.10-05:00",
-    "<<", "=", "09", "0b", "0x", "1__0", "+", "-", ".", "a: b", "x y", "é", "3.", "1_0.0_1",
+    "<<", "=", "09", "0b", "0x", "1__0", "+", "-", ".", "a: b", "x y", "é", "3.", "1_0.0_1", "-_", "+__", "._",
 ]  # fmt: skip
 _KEYS = st.sampled_from(["a", "b", "tp", "conc", "1", "yes", "no", "0x10", "~", "on", "k"])
 
@@ -126,10 +126,11 @@ def test_generated_documents_build_as_the_constructor_does(tree: dict[str, Any])
     text = _render(tree, 0).lstrip("\n") + "\n"
     try:
         expected: Any = constructed(text)
-    except Exception as exc:  # not valid YAML, a bad value: the builder must give up too
+    except Exception:  # not valid YAML, a bad value, a crash: the builder must give up too
         with pytest.raises(NotPlain):
             built(text)
-        assert type(exc).__module__.startswith("ruamel")
+        with pytest.raises(yamlsafe.YamlLoadError):  # and the loader says where, never crashes
+            yamlsafe.load(text)
         return
     try:
         value = built(text)
@@ -169,3 +170,19 @@ def test_load_still_refuses_what_the_prescan_refuses() -> None:
     with pytest.raises(yamlsafe.YamlLoadError) as strict:
         yamlsafe.load("a: &x 1\n", strict=True)
     assert strict.value.problem.kind == "yaml-anchor"
+
+
+@pytest.mark.parametrize(("text", "where"), [("a: -_\n", (1, 4)), ("x:\n  - 1\n  - +__\n", (3, 5))])
+def test_a_sign_without_digits_is_a_located_error_not_a_crash(
+    text: str, where: tuple[int, int]
+) -> None:
+    """YAML 1.1 resolves `-_` as an int; ruamel's safe constructor then fails
+    with an IndexError. The loader reports the value and its position instead
+    (found by the generated documents above)."""
+    with pytest.raises(NotPlain):
+        built(text)
+    with pytest.raises(yamlsafe.YamlLoadError) as caught:
+        yamlsafe.load(text)
+    problem = caught.value.problem
+    assert (problem.line, problem.column) == where
+    assert "is not a valid !!int" in problem.message
