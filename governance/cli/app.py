@@ -1,46 +1,25 @@
 """The `gov` application: global options and the registration of every command.
 
 Command modules hold plain functions and never import this module, so the
-registration below is the one place that says which command runs what.
-Heavy modules (gitpython, pydantic, ruamel.yaml) are imported inside the
-commands so that `gov --help` and the hook start fast. Exit codes: 0 clean,
+table below is the one place that says which command runs what. A process
+runs one command, so `main` imports and registers only that one (typer reads
+every registered function's signature at each start); heavy modules
+(gitpython, pydantic, ruamel.yaml) are imported inside the commands. Exit codes: 0 clean,
 1 findings, 2 usage error, 3 internal error, 130 interrupted.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from governance.cli import (
-    author,
-    check,
-    driver,
-    gate,
-    init,
-    matrix,
-    merge,
-    pr,
-    queue,
-    queue_report,
-    results,
-    sweeps,
-)
 from governance.cli.common import GovGroup, state
-
-app = typer.Typer(
-    cls=GovGroup,
-    name="gov",
-    help="Changelog-centric merge governance for performance-benchmark repositories.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
 
 
 def _print_version(value: bool) -> None:
@@ -51,7 +30,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def main_options(
     repo: Annotated[
         Path, typer.Option("--repo", "-C", help="Run as if started in this directory.")
@@ -78,34 +56,108 @@ def main_options(
     state.debug = debug
 
 
-# Every command, alphabetical within its family.
-app.command("check")(check.check)
-app.command("add")(author.add)
-app.command("audit")(check.audit)
-app.command("schema")(check.schema)
-app.command("demo")(check.demo)
-app.command("init")(init.init)
-app.command("version")(check.version)
-app.command("matrix")(matrix.matrix)
-app.command("plan")(matrix.plan)
-app.command("log")(matrix.log)
-app.command("canonicalize")(merge.canonicalize)
-app.command("resolve-conflict")(merge.resolve_conflict)
-app.command("prepare-merge")(merge.prepare_merge)
-app.command("merge-driver")(driver.merge_driver_command)
-app.command("install-merge-driver")(driver.install_merge_driver)
-app.command("launch")(sweeps.launch)
-app.command("sweep-gate")(gate.sweep_gate)
-sweeps.runs_app.command("import")(results.runs_import)
-app.add_typer(sweeps.runs_app, name="runs")
-app.add_typer(pr.pr_app, name="pr")
-queue.queue_app.command("report")(queue_report.queue_report)
-app.add_typer(queue.queue_app, name="queue")
-app.add_typer(results.results_app, name="results")
+# Every command, alphabetical within its family: name -> (module under
+# governance.cli, attribute). A function is a command, a Typer a group.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("check", "check"),
+    "add": ("author", "add"),
+    "audit": ("check", "audit"),
+    "schema": ("check", "schema"),
+    "demo": ("check", "demo"),
+    "init": ("init", "init"),
+    "version": ("check", "version"),
+    "matrix": ("matrix", "matrix"),
+    "plan": ("matrix", "plan"),
+    "log": ("matrix", "log"),
+    "canonicalize": ("merge", "canonicalize"),
+    "resolve-conflict": ("merge", "resolve_conflict"),
+    "prepare-merge": ("merge", "prepare_merge"),
+    "merge-driver": ("driver", "merge_driver_command"),
+    "install-merge-driver": ("driver", "install_merge_driver"),
+    "launch": ("sweeps", "launch"),
+    "sweep-gate": ("gate", "sweep_gate"),
+    "runs": ("sweeps", "runs_app"),
+    "pr": ("pr", "pr_app"),
+    "queue": ("queue", "queue_app"),
+    "results": ("results", "results_app"),
+}
+# Commands of a group that live in another module: group -> (name, module, attribute).
+GROUP_EXTRAS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "runs": (("import", "results", "runs_import"),),
+    "queue": (("report", "queue_report", "queue_report"),),
+}
+
+
+def _target(name: str) -> Any:
+    module_name, attribute = COMMANDS[name]
+    target = getattr(importlib.import_module(f"governance.cli.{module_name}"), attribute)
+    if isinstance(target, typer.Typer):
+        have = {info.name for info in target.registered_commands}
+        for command, extra_module, extra in GROUP_EXTRAS.get(name, ()):
+            if command not in have:  # a group object outlives one build
+                module = importlib.import_module(f"governance.cli.{extra_module}")
+                target.command(command)(getattr(module, extra))
+    return target
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The `gov` application with every command, or with `only` that one:
+    its options, help and exit codes are the same either way, and a process
+    that runs one command neither imports nor introspects the others."""
+    built = typer.Typer(
+        cls=GovGroup,
+        name="gov",
+        help="Changelog-centric merge governance for performance-benchmark repositories.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    built.callback()(main_options)
+    for name in [only] if only else COMMANDS:
+        target = _target(name)
+        if isinstance(target, typer.Typer):
+            built.add_typer(target, name=name)
+        else:
+            built.command(name)(target)
+    return built
+
+
+# The global options that take a value (everything before the command name).
+_VALUE_OPTIONS = ("--repo", "-C")
+
+
+def command_named(argv: list[str]) -> str | None:
+    """The command `argv` runs when it is one gov knows, found past the
+    global options; None for `--help`, `--version`, a typo or no command
+    (the whole application answers those)."""
+    items = iter(argv)
+    for arg in items:
+        if arg in _VALUE_OPTIONS:
+            next(items, None)
+        elif arg.startswith("--repo=") or (arg.startswith("-C") and len(arg) > 2):
+            continue
+        elif arg.startswith("-"):
+            if arg not in ("--debug",):
+                return None
+        else:
+            return arg if arg in COMMANDS else None
+    return None
+
+
+@functools.cache
+def _whole_app() -> typer.Typer:
+    return build_app()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the whole application, for tests and embedding
+        return _whole_app()
+    raise AttributeError(name)
 
 
 def main() -> None:
-    app()
+    build_app(command_named(sys.argv[1:]))()
 
 
 if __name__ == "__main__":

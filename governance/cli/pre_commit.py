@@ -14,20 +14,16 @@ removed before anything else runs. The hook never touches the network.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
 from governance.git.hookenv import strip_leaked_git_env
 
 
-def _value_options() -> set[str]:
+def _value_options(group: Any) -> set[str]:
     """The `gov check` options that take a value (from the command itself)."""
-    from typer.main import get_command
-
-    from governance.cli.app import app
-
-    group = get_command(app)
-    command = group.commands["check"]  # type: ignore[attr-defined]
+    command = group.commands["check"]
     return {
         name
         for param in command.params
@@ -38,11 +34,14 @@ def _value_options() -> set[str]:
 
 def main(argv: list[str] | None = None) -> None:
     strip_leaked_git_env()
+    from typer.main import get_command
+
     from governance.check.hook import check_argv, should_run, split_args
-    from governance.cli.app import app
+    from governance.cli.app import build_app
     from governance.cli.common import err, guarded, state
 
-    args = split_args(list(sys.argv[1:] if argv is None else argv), _value_options())
+    group = get_command(build_app("check"))  # built once: for its options, then to run
+    args = split_args(list(sys.argv[1:] if argv is None else argv), _value_options(group))
     try:
         run, why = guarded(should_run)(state.repo_path, args.files)
     except typer.Exit as exc:  # a usage error, already printed
@@ -50,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     if not run:
         err(why)
         raise SystemExit(0)
-    app(check_argv(args.options), prog_name="gov-pre-commit")
+    group(check_argv(args.options), prog_name="gov-pre-commit")
 
 
 if __name__ == "__main__":

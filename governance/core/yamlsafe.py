@@ -299,18 +299,14 @@ def load(text: str, *, round_trip: bool = False, line_offset: int = 0, strict: b
     try:
         try:
             return _yaml(round_trip).load(text)
-        except (IndexError, ValueError, TypeError) as crash:
-            if round_trip:
-                raise
+        except (IndexError, ValueError, TypeError):
             # The safe constructor crashes on some values its resolver accepts
             # (`-_` resolves as an int with no digits); the round-trip one
             # rejects the same value with its position.
+            if round_trip:
+                raise
             _yaml(True).load(text)
-            raise YamlLoadError(
-                YamlProblem(
-                    "yaml-syntax", f"a value YAML cannot convert ({crash})", 1 + line_offset, 1
-                )
-            ) from crash
+            raise
     except DuplicateKeyError as exc:
         mark = exc.problem_mark or exc.context_mark
         key = _duplicate_key_name(str(exc.problem or ""))
