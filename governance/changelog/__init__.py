@@ -5,6 +5,7 @@ Pure: bytes in, data or bytes out (docs/rules.md, docs/prepare-merge.md).
 * `entries`      - `Entry` and `Changelog`: the types `document` builds and its helpers read.
 * `bounds`       - size bounds and line separators, checked on bytes before any YAML.
 * `model`        - the pydantic schema of one entry.
+* `entry_fields` - the entry's field names and its plain case, without pydantic.
 * `entry_schema` - an entry's schema faults as located violations.
 * `layout`       - the byte layout rules (regimes, whitespace of appended entries).
 * `positions`    - where a key, item or value sits inside one entry.

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pydantic import ValidationError
-
 from governance.changelog.entries import Changelog, Entry
-from governance.changelog.model import FIELD_ALIASES, ChangelogEntry
+from governance.changelog.entry_fields import FIELD_ALIASES, plainly_valid
 from governance.changelog.positions import locate
 from governance.core import schema_faults
 from governance.core.diagnostics import Violation
@@ -21,7 +19,14 @@ _SCHEMA_CODES = {
 
 
 def schema_violations(changelog: Changelog, entry: Entry, source: str = "head") -> list[Violation]:
-    """The entry's schema faults, located inside the changelog."""
+    """The entry's schema faults, located inside the changelog. The model
+    (and pydantic) is loaded only for an entry that is not plainly valid."""
+    if plainly_valid(entry.raw):
+        return []
+    from pydantic import ValidationError
+
+    from governance.changelog.model import ChangelogEntry
+
     try:
         ChangelogEntry.model_validate(entry.raw)
     except ValidationError as exc:

@@ -53,9 +53,3 @@ class ChangelogEntry(BaseModel):
                 "(evals-only, all-evals, eval-min-prefill-ep)"
             )
         return self
-
-
-# kebab-case key -> snake_case field name, for hints and the spelling rule.
-FIELD_ALIASES: dict[str, str] = {
-    (info.alias or name): name for name, info in ChangelogEntry.model_fields.items()
-}

@@ -19,9 +19,9 @@ from governance.changelog.document import (
     ParseResult,
     parse,
 )
+from governance.changelog.entry_fields import FIELD_ALIASES
 from governance.changelog.keys import resolve_entry_keys
 from governance.changelog.layout import appended_whitespace, byte_rules, hidden_characters
-from governance.changelog.model import FIELD_ALIASES
 from governance.changelog.modes import CheckMode, Mode
 from governance.changelog.positions import locate, value_position
 from governance.core.codes import violation

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
+
+if TYPE_CHECKING:  # only a caller that caught one imports pydantic
+    from pydantic import ValidationError
 
 
 @dataclass(frozen=True, slots=True)
