@@ -10,11 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from governance.changelog import bounds
 from governance.changelog.appended import Appended, appended
 from governance.changelog.bounds import entry_starts
+from governance.changelog.entry_fields import plainly_valid
 from governance.changelog.keys import (
     not_plain_violation,
     plain_patterns,
@@ -25,7 +24,7 @@ from governance.core import yamlsafe
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.matrix.errors import MatrixError
-from governance.matrix.model import SweepEntry
+from governance.matrix.plan_entry import PlanEntry
 
 if TYPE_CHECKING:
     from governance.matrix.catalog import Catalog
@@ -189,14 +188,22 @@ class Where:
         return self.path, line + 1, column + 1
 
 
-def validate_entries(raw_entries: Sequence[Any], where: Where) -> list[SweepEntry]:
-    """Every entry against the processor's schema."""
-    entries: list[SweepEntry] = []
+def validate_entries(raw_entries: Sequence[Any], where: Where) -> list[PlanEntry]:
+    """Every entry against the processor's schema; pydantic is loaded only
+    for an entry that is not plainly valid."""
+    entries: list[PlanEntry] = []
     problems: list[Violation] = []
     parent = raw_entries
     for index, raw in enumerate(raw_entries):
+        if plainly_valid(raw):
+            entries.append(PlanEntry.from_plain(raw))
+            continue
+        from pydantic import ValidationError
+
+        from governance.matrix.model import SweepEntry
+
         try:
-            entries.append(SweepEntry.model_validate(raw))
+            entries.append(PlanEntry.from_model(SweepEntry.model_validate(raw)))
         except ValidationError as exc:
             for error in exc.errors(include_url=False, include_input=False):
                 loc = error["loc"]

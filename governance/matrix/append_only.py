@@ -12,7 +12,7 @@ from governance.core.codes import violation
 from governance.core.fingerprint import CURVE_IGNORE
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError
-from governance.matrix.model import AGENTIC, SweepEntry
+from governance.matrix.plan_entry import AGENTIC, PlanEntry
 
 
 def _fail(code: str, message: str) -> MatrixError:
@@ -20,7 +20,7 @@ def _fail(code: str, message: str) -> MatrixError:
 
 
 def append_only_scope(
-    entries: list[SweepEntry], resolved: list[list[str]], head: Catalog, base: Catalog
+    entries: list[PlanEntry], resolved: list[list[str]], head: Catalog, base: Catalog
 ) -> None:
     base.require_valid()
     selected: dict[str, set[str]] = {}

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from governance.matrix.model import AGENTIC
+from governance.matrix.plan_entry import AGENTIC
 
 MIN_EVAL_CONC = 16
 # keys that do not change what is being measured (the "parallelism identity")

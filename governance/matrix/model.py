@@ -38,9 +38,6 @@ PositiveStrictInt = Annotated[int, Field(strict=True, gt=0)]
 NonEmptyStr = Annotated[str, Field(strict=True, min_length=1)]
 SpecDecoding = Literal["mtp", "draft_model", "none"]
 ScenarioKind = Literal["fixed-seq-len", "agentic-coding"]
-FIXED = "fixed-seq-len"
-AGENTIC = "agentic-coding"
-SCENARIO_KINDS: tuple[str, str] = (FIXED, AGENTIC)
 
 # -- runner file -------------------------------------------------------------
 
@@ -58,6 +55,8 @@ class RunnerConfig(StrictModel):
 # -- changelog sweep entry ---------------------------------------------------
 
 
+# The plan reads entries as `plan_entry.PlanEntry`; this schema judges the
+# ones that are not plainly valid, and describes them in the plan document.
 class SweepEntry(StrictModel):
     """One perf-changelog entry as the processor reads it."""
 
@@ -77,12 +76,6 @@ class SweepEntry(StrictModel):
         ):
             raise ValueError("append-only cannot be combined with eval selection fields")
         return self
-
-    @property
-    def scenarios(self) -> tuple[str, ...]:
-        """Scenario kinds this entry covers, fixed-seq-len first."""
-        chosen = set(self.scenario_type or SCENARIO_KINDS)
-        return tuple(kind for kind in SCENARIO_KINDS if kind in chosen)
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, exclude_none=True)

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from governance.matrix.model import AGENTIC, SweepEntry, kebab
+from governance.matrix.model import SweepEntry, kebab
+from governance.matrix.plan_entry import AGENTIC
 
 
 class _Out(BaseModel):

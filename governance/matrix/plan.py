@@ -5,7 +5,7 @@ the base and head bytes of perf-changelog.yaml and the head (and, for
 append-only sweeps, base) catalogs; nothing here runs git.
 
 Pipeline, in the reference's order (docs/matrix.md, 'The plan document'):
-  base and head bytes -> added lines -> YAML list -> `SweepEntry`s -> sweep rules
+  base and head bytes -> added lines -> YAML list -> `PlanEntry`s -> sweep rules
   -> head catalog valid -> keys resolved -> [append-only scope checks]
   -> per entry: throughput rows + eval rows (generator invocations grouped
      by scenario kinds, deduplicated by two ledgers)
@@ -38,8 +38,8 @@ from governance.matrix.append_only import append_only_delta, append_only_scope
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError
 from governance.matrix.expand import EvalMode, generate
-from governance.matrix.model import AGENTIC, SCENARIO_KINDS, SweepEntry
 from governance.matrix.output import normalise_row
+from governance.matrix.plan_entry import AGENTIC, SCENARIO_KINDS, PlanEntry
 from governance.matrix.row_builder import Filters, seq_len_name
 from governance.matrix.rowbounds import MAX_PLAN_ROWS
 
@@ -171,7 +171,7 @@ def plan_additions(
     return PlanResult(document, unrun_bucket_warnings(document, options))
 
 
-def _sweep_rules(entries: list[SweepEntry], options: PlanOptions, additions: Additions) -> bool:
+def _sweep_rules(entries: list[PlanEntry], options: PlanOptions, additions: Additions) -> bool:
     flags = [entry.append_only for entry in entries]
     line = additions.first_line
     if any(flags) and not all(flags):
@@ -203,7 +203,7 @@ def _sweep_rules(entries: list[SweepEntry], options: PlanOptions, additions: Add
 
 
 def _process(
-    entries: list[SweepEntry],
+    entries: list[PlanEntry],
     resolved: list[list[str]],
     head: Catalog,
     base: Catalog | None,
@@ -300,7 +300,7 @@ def trim_conc(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def assemble(
     throughput: list[dict[str, Any]],
     evals: list[dict[str, Any]],
-    entries: list[SweepEntry],
+    entries: list[PlanEntry],
     options: PlanOptions,
 ) -> dict[str, Any]:
     single: dict[str, list[dict[str, Any]]] = {}

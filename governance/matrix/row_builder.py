@@ -15,7 +15,7 @@ from typing import Any
 from governance.core.codes import violation
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError
-from governance.matrix.model import AGENTIC, FIXED, SCENARIO_KINDS
+from governance.matrix.plan_entry import AGENTIC, FIXED, SCENARIO_KINDS
 from governance.matrix.rowbounds import MAX_PLAN_ROWS, RowCount
 from governance.matrix.runners import RunnerData
 

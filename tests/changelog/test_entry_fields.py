@@ -53,7 +53,7 @@ def test_it_never_accepts_what_the_model_rejects(raw: Any) -> None:
 
 
 _TEXTS = st.lists(st.text(max_size=4), min_size=1, max_size=3)
-_PLAIN = st.fixed_dictionaries(
+PLAIN_ENTRIES = st.fixed_dictionaries(
     {"config-keys": _TEXTS, "description": _TEXTS, "pr-link": st.text(max_size=6)},
     optional={
         "evals-only": st.booleans(),
@@ -68,7 +68,7 @@ _PLAIN = st.fixed_dictionaries(
 
 
 @settings(max_examples=600, deadline=None)
-@given(raw=_PLAIN)
+@given(raw=PLAIN_ENTRIES)
 def test_on_the_plain_shape_it_agrees_with_the_model(raw: dict[str, Any]) -> None:
     assert plainly_valid(raw) == model_accepts(raw), raw
 
