@@ -36,8 +36,8 @@ from governance.core.fingerprint import recipe_fingerprint  # noqa: E402
 from governance.core.settings import Settings  # noqa: E402
 from governance.git.repo import GitRepo  # noqa: E402
 from governance.matrix.expand import EvalMode, generate  # noqa: E402
-from governance.matrix.output import normalise_row  # noqa: E402
 from governance.matrix.plan import PlanOptions, assemble  # noqa: E402
+from governance.matrix.row_fields import normalise_row  # noqa: E402
 from governance.matrix.sources import catalog_at  # noqa: E402
 from governance.sweeps.dispatch import launch_rows, resolve_rows  # noqa: E402
 from governance.sweeps.identity import plan_rows  # noqa: E402

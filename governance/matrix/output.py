@@ -155,8 +155,8 @@ class PlanDocument(BaseModel):
     changelog_metadata: ChangelogMetadata
 
 
-def normalise_row(row: dict[str, Any]) -> dict[str, Any]:
-    """The output schema's key order and defaults."""
+def model_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row through its output model (`row_fields.normalise_row` tries the plain way first)."""
     agentic = row.get("scenario-type") == AGENTIC
     multinode = row.get("prefill") is not None
     if agentic:

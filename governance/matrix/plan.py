@@ -38,9 +38,9 @@ from governance.matrix.append_only import append_only_delta, append_only_scope
 from governance.matrix.catalog import Catalog
 from governance.matrix.errors import MatrixError
 from governance.matrix.expand import EvalMode, generate
-from governance.matrix.output import normalise_row
 from governance.matrix.plan_entry import AGENTIC, SCENARIO_KINDS, PlanEntry
 from governance.matrix.row_builder import Filters, seq_len_name
+from governance.matrix.row_fields import normalise_row
 from governance.matrix.rowbounds import MAX_PLAN_ROWS
 
 # Buckets the CI job families run; rows elsewhere would never be benchmarked.
