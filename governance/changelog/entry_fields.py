@@ -7,7 +7,8 @@ of the right types, nothing combined that the schema forbids. `plainly_valid`
 recognises exactly that case and nothing more; any other entry goes to the
 pydantic model, which says what is wrong and where. It never accepts an
 entry the model rejects (tests/changelog/test_entry_fields.py holds it to
-the model on generated entries and on the corpus).
+the model on generated entries and on the corpus). `plain_entry` does the
+same for an entry read by the round-trip loader.
 """
 
 from __future__ import annotations
@@ -29,6 +30,26 @@ FIELD_ALIASES: dict[str, str] = {
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
 _REQUIRED = ("config-keys", "description", "pr-link")
 _SWITCHES = ("evals-only", "all-evals", "append-only")
+
+
+def plain_entry(raw: Any) -> dict[str, Any] | None:
+    """A plainly valid entry as exact builtins, or None. Accepts the
+    round-trip loader's subclasses (commented maps and sequences, block
+    strings, hex ints), which the model reads as their plain values."""
+    if not isinstance(raw, dict) or not all(type(key) is str for key in raw):
+        return None
+    copy = {key: _plain_value(value) for key, value in raw.items()}
+    return copy if plainly_valid(copy) else None
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_plain_value(item) for item in value]
+    if isinstance(value, str) and type(value) is not str:
+        return str(value)
+    if isinstance(value, int) and not isinstance(value, bool) and type(value) is not int:
+        return int(value)
+    return value
 
 
 def _texts(value: Any) -> bool:

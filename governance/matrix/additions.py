@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from governance.changelog import bounds
 from governance.changelog.appended import Appended, appended
 from governance.changelog.bounds import entry_starts
-from governance.changelog.entry_fields import plainly_valid
+from governance.changelog.entry_fields import plain_entry
 from governance.changelog.keys import (
     not_plain_violation,
     plain_patterns,
@@ -195,8 +195,9 @@ def validate_entries(raw_entries: Sequence[Any], where: Where) -> list[PlanEntry
     problems: list[Violation] = []
     parent = raw_entries
     for index, raw in enumerate(raw_entries):
-        if plainly_valid(raw):
-            entries.append(PlanEntry.from_plain(raw))
+        plain = plain_entry(raw)
+        if plain is not None:
+            entries.append(PlanEntry.from_plain(plain))
             continue
         from pydantic import ValidationError
 

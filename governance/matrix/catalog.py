@@ -18,8 +18,6 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from governance.core import yamlsafe
 from governance.core.blockcache import BlockCache
 from governance.core.codes import violation
@@ -224,6 +222,8 @@ class Catalog:
     def _validate(self, key: str, raw: Any) -> list[Violation]:
         # The schema models are built only when a block is validated (a
         # change that edits no master config trusts every block it selects).
+        from pydantic import ValidationError
+
         from governance.matrix.master_entry import entry_schema
 
         schema = entry_schema(raw)

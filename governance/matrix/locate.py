@@ -8,14 +8,15 @@ pydantic error locations are walked through that tree.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from governance.core import yamlsafe
 from governance.core.diagnostics import Violation
 from governance.core.schema_faults import SchemaFault, schema_violations
 from governance.core.suggest import did_you_mean
+
+if TYPE_CHECKING:  # only a caller that caught one imports pydantic
+    from pydantic import ValidationError
 
 
 def round_trip(text: str, path: str, line_offset: int = 0) -> Any:

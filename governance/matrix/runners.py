@@ -5,21 +5,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from governance.core import yamlsafe
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
-from governance.matrix.locate import pydantic_violations, round_trip, schema_fields, tree_locator
+from governance.matrix.locate import round_trip, tree_locator
 from governance.matrix.masterfile import SourceFile
-from governance.matrix.model import RunnerConfig, RunnerHardware
 from governance.matrix.names import foreign_labels
+
+_HARDWARE_FIELDS = ("available-cpu-dram-mib", "gpus-per-node")
+
+
+@dataclass(frozen=True, slots=True)
+class Hardware:
+    """One runner label's machine (`hardware:` in the runner file)."""
+
+    available_cpu_dram_mib: int
+    gpus_per_node: int
 
 
 @dataclass(frozen=True, slots=True)
 class RunnerData:
     labels: dict[str, list[str]]
-    hardware: dict[str, RunnerHardware]
+    hardware: dict[str, Hardware]
 
 
 def parse_runner_file(source: SourceFile) -> tuple[RunnerData | None, list[Violation]]:
@@ -61,10 +68,54 @@ def parse_runner_file(source: SourceFile) -> tuple[RunnerData | None, list[Viola
         if message:
             line, column = where("labels", label)
             return None, [violation("GOV520", message, path, line, column)]
+    checked = _schema_checked(raw, text, path)
+    if isinstance(checked, list):
+        return None, checked
+    labels_out, hardware = checked
+    sections = {"labels": list(labels_out), "hardware": list(hardware)}
+    found = foreign_labels(text, path, sections, where)
+    if found:
+        return None, found
+    return RunnerData(labels_out, hardware), []
+
+
+def _plain_hardware(raw: Any) -> dict[str, Hardware] | None:
+    """The `hardware:` section when it is plainly valid (str labels, both
+    fields positive ints, nothing else), else None: the schema judges it."""
+    if type(raw) is not dict:
+        return None
+    out: dict[str, Hardware] = {}
+    for label, machine in raw.items():
+        if type(label) is not str or type(machine) is not dict:
+            return None
+        if set(machine) != set(_HARDWARE_FIELDS):
+            return None
+        values = [machine[name] for name in _HARDWARE_FIELDS]
+        if not all(type(value) is int and value > 0 for value in values):
+            return None
+        out[label] = Hardware(*values)
+    return out
+
+
+def _schema_checked(
+    raw: dict[Any, Any], text: str, path: str
+) -> tuple[dict[str, list[str]], dict[str, Hardware]] | list[Violation]:
+    """(labels, hardware) from the plain case, else from the pydantic schema,
+    which words and locates what is wrong (then its violations)."""
+    labels = raw["labels"]
+    if set(raw) <= {"labels", "hardware"} and all(type(label) is str for label in labels):
+        hardware = _plain_hardware(raw.get("hardware", {}))
+        if hardware is not None:
+            return dict(labels), hardware
+    from pydantic import ValidationError
+
+    from governance.matrix.locate import pydantic_violations, schema_fields
+    from governance.matrix.model import RunnerConfig
+
     try:
         config = RunnerConfig.model_validate(raw)
     except ValidationError as exc:
-        found = pydantic_violations(
+        return pydantic_violations(
             exc,
             path=path,
             owner="Runner config failed validation",
@@ -72,9 +123,8 @@ def parse_runner_file(source: SourceFile) -> tuple[RunnerData | None, list[Viola
             known_fields=schema_fields(RunnerConfig),
             code="GOV520",
         )
-        return None, found
-    sections = {"labels": list(config.labels), "hardware": list(config.hardware)}
-    found = foreign_labels(text, path, sections, where)
-    if found:
-        return None, found
-    return RunnerData(dict(config.labels), dict(config.hardware)), []
+    hardware = {
+        label: Hardware(machine.available_cpu_dram_mib, machine.gpus_per_node)
+        for label, machine in config.hardware.items()
+    }
+    return dict(config.labels), hardware
