@@ -5,6 +5,7 @@ Module map (one responsibility each):
 * `model`        - the strict schema base, the runner file, the changelog sweep entry.
 * `master_entry` - the schema of one master-config entry (search spaces, scenarios).
 * `output`       - normalised output rows and the plan document.
+* `master_plain` - the plain case of a master-config entry, without pydantic.
 * `row_fields`   - output rows in the schema's order and defaults, without pydantic.
 * `plan_entry`   - an appended entry as the plan reads it (plain data; the scenario kinds).
 * `errors`       - `MatrixError`, the exception that carries located violations.

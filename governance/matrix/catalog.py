@@ -31,6 +31,7 @@ from governance.matrix.locate import (
     schema_fields,
     tree_locator,
 )
+from governance.matrix.master_plain import plainly_valid
 from governance.matrix.masterfile import MasterFile, SourceFile, read_master, yaml_violation
 from governance.matrix.names import foreign_keys, foreign_values
 from governance.matrix.runners import RunnerData, parse_runner_file
@@ -220,8 +221,10 @@ class Catalog:
         return self._checked[key]
 
     def _validate(self, key: str, raw: Any) -> list[Violation]:
-        # The schema models are built only when a block is validated (a
-        # change that edits no master config trusts every block it selects).
+        # A plainly valid block needs no schema; the pydantic models are
+        # built only for a block that may be wrong, to word its faults.
+        if plainly_valid(raw):
+            return self._foreign_names(key, raw)
         from pydantic import ValidationError
 
         from governance.matrix.master_entry import entry_schema
