@@ -28,7 +28,10 @@ class SourceFile:
 
 
 _KEY_LINE = re.compile(r"(?P<key>[A-Za-z0-9_.][^\s:#]*):(?:[ \t]|$)")
+# A line that starts in column 0 with anything but a blank or a comment.
+_TOP_LINE = re.compile(r"^[^ \t\r#\n].*", re.MULTILINE)
 # anchors, aliases, merge keys or tags would tie blocks together: parse whole.
+_TIE_CHARS = re.compile(r"[&*!<]")
 _UNSPLITTABLE = re.compile(r"(?:^|[\s\[{,])[&*!][^\s,\]}]|<<\s*:")
 
 
@@ -56,25 +59,37 @@ class MasterFile:
         return list(self.whole or {})
 
 
+def _ties_blocks(text: str) -> bool:
+    """Does any line's code hold an anchor, alias, tag or merge key? Comments
+    cannot tie blocks together, so code is read up to a ` #`; only the few
+    lines with one of `&*!<` are looked at (a regex over the whole file is
+    most of a split's time)."""
+    for found in _TIE_CHARS.finditer(text):
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.start())
+        line = text[start : end if end >= 0 else len(text)]
+        code = "" if line.lstrip().startswith("#") else line.split(" #", 1)[0]
+        if _UNSPLITTABLE.search(code):
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=8)
 def _split(text: str) -> tuple[dict[str, Block], list[tuple[str, int]]] | None:
     """Blocks per top-level key, plus repeated keys (key, line); None when the
     file is not in the plain block style this scanner can vouch for. Memoized:
     a check splits the same master file at base and head (callers only read)."""
+    if _ties_blocks(text):
+        return None
     starts: list[tuple[str, int, int]] = []  # key, line number, char offset
-    offset = 0
-    for number, line in enumerate(text.split("\n"), start=1):
-        first = line[:1]
-        if first and first not in " \t\r#":
-            match = _KEY_LINE.match(line)
-            if match is None:
-                return None
-            starts.append((match.group("key"), number, offset))
-        # comments cannot tie blocks together; code is checked up to a ` #`
-        code = "" if line.lstrip().startswith("#") else line.split(" #", 1)[0]
-        if _UNSPLITTABLE.search(code):
+    number, counted = 1, 0
+    for found in _TOP_LINE.finditer(text):
+        match = _KEY_LINE.match(found.group())
+        if match is None:
             return None
-        offset += len(line) + 1
+        number += text.count("\n", counted, found.start())
+        counted = found.start()
+        starts.append((match.group("key"), number, counted))
     if not starts:
         return None
     blocks: dict[str, Block] = {}
