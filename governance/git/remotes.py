@@ -21,26 +21,32 @@ class Remotes:
     def __init__(self, root: Path, handle: Callable[[], git.Repo]) -> None:
         self._root = root
         self._handle = handle
-        self._urls: dict[str, str | None] = {}
+        self._urls: dict[str, str] | None = None
 
     @cached_property
     def _repo(self) -> git.Repo:
         return self._handle()
 
     def url(self, name: str = "origin") -> str | None:
-        if name not in self._urls:  # one config read per remote and command
-            self._urls[name] = self._read_url(name)
-        return self._urls[name]
+        if self._urls is None:  # one config read per command, for every remote
+            self._urls = self._read_urls()
+        return self._urls.get(name)
 
-    def _read_url(self, name: str) -> str | None:
+    def _read_urls(self) -> dict[str, str]:
+        """Every remote's URL (the last one given, as `git config --get` says)."""
         done = subprocess.run(
-            ["git", "config", "--get", f"remote.{name}.url"],
+            ["git", "config", "-z", "--get-regexp", r"^remote\..*\.url$"],
             cwd=self._root,
             capture_output=True,
             text=True,
             check=False,
         )
-        return done.stdout.strip() or None if done.returncode == 0 else None
+        urls: dict[str, str] = {}
+        for item in done.stdout.split("\0") if done.returncode == 0 else ():
+            key, _, value = item.partition("\n")  # -z: the key, a newline, the value
+            if key.startswith("remote.") and key.endswith(".url") and value.strip():
+                urls[key[len("remote.") : -len(".url")]] = value.strip()
+        return urls
 
     def default_branch(self, name: str = "origin") -> str | None:
         """The branch `<name>/HEAD` points at (the forge's default branch, as

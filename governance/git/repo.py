@@ -359,6 +359,8 @@ class GitRepo:
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         key = (ancestor, descendant)
+        if ancestor == descendant and _is_sha(ancestor):
+            return True  # a commit is its own ancestor (git says so too)
         if key not in self._ancestry:  # commits never change: one answer per pair
             done = self._git("merge-base", "--is-ancestor", ancestor, descendant)
             if not (_is_sha(ancestor) and _is_sha(descendant)):
