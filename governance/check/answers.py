@@ -14,7 +14,9 @@ check then costs a few object lookups and no parse at all; the engines
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import os
+import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,12 +74,19 @@ def _scripts_id(repo: GitRepo, settings: Settings, source: HeadSource, commit: s
     folder = repo.root / settings.scripts
     if not folder.is_dir():
         return "-"
-    stats = sorted(
-        f"{path}:{info.st_size}:{info.st_mtime_ns}"
-        for path in folder.rglob("*")
-        if (info := path.lstat()) and path.is_file()
-    )
-    return hashlib.sha256("\n".join(stats).encode()).hexdigest()
+    return hashlib.sha256("\n".join(sorted(_file_stats(str(folder)))).encode()).hexdigest()
+
+
+def _file_stats(folder: str) -> Iterator[str]:
+    """`path:size:mtime` (lstat) of every file under `folder` as `Path.rglob`
+    finds them: symlinks to files count, symlinked folders are not entered.
+    One stat per plain file (`is_file` on each path was a second)."""
+    for root, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            path = os.path.join(root, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) or (stat.S_ISLNK(info.st_mode) and os.path.isfile(path)):
+                yield f"{path}:{info.st_size}:{info.st_mtime_ns}"
 
 
 def remembered(

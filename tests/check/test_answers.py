@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -181,3 +182,26 @@ def test_the_code_digest_follows_the_installed_files(tmp_path: Path) -> None:
     rules = copy / "core" / "codes.py"
     rules.write_text(rules.read_text() + "\n# an edit\n")
     assert digest_of() != first
+
+
+def test_the_scripts_stamp_lists_what_rglob_finds(tmp_path: Path) -> None:
+    """The files whose size and time stamp the scripts folder: every file
+    `Path.rglob` finds (a symlink to a file included, a symlinked folder not
+    entered, a broken link and a fifo left out), in one stat each."""
+    from governance.check.answers import _file_stats
+
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "a.sh").write_text("a")
+    (real / "sub" / "b.sh").write_text("b")
+    (real / "link.sh").symlink_to("a.sh")
+    (real / "subdir").symlink_to("sub")
+    (real / "broken").symlink_to("nowhere")
+    os.mkfifo(real / "fifo")
+    expected = sorted(
+        f"{path}:{info.st_size}:{info.st_mtime_ns}"
+        for path in real.rglob("*")
+        if (info := path.lstat()) and path.is_file()
+    )
+    assert sorted(_file_stats(str(real))) == expected
+    assert len(expected) == 3
