@@ -91,8 +91,16 @@ def plain_rules(table: ResolverTable) -> dict[str, tuple[tuple[str, Pattern[str]
     then the rules for any character, the patterns compiled (ruamel's are
     lazily compiled proxies, a third of the lookup time)."""
     anywhere = tuple(table.get(None, ()))
+    compiled: dict[tuple[str, int], Pattern[str]] = {}  # a pattern serves many first characters
+
+    def once(pattern: Pattern[str]) -> Pattern[str]:
+        key = (pattern.pattern, pattern.flags)
+        if key not in compiled:
+            compiled[key] = re.compile(*key)
+        return compiled[key]
+
     return {
-        first: tuple((tag, re.compile(p.pattern, p.flags)) for tag, p in (*rules, *anywhere))
+        first: tuple((tag, once(p)) for tag, p in (*rules, *anywhere))
         for first, rules in table.items()
         if first is not None
     }
