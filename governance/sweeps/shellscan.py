@@ -281,38 +281,63 @@ def focused_index(
     read_uses: Callable[[bytes], Sequence[FlagUse]] = flag_uses,
 ) -> FlagIndex:
     """The index `flag_warnings` gets for the `reviewed` scripts' uses (each
-    excluding itself and `changed`), built from only the scripts that can answer:
-    first those that could hold one of the uses' (flag, value) pairs, then, for
-    the uses another engine has, those that could spell the flag at all
-    (`share_values`, `engine_values`). Every question then gets the answer the
-    index of all `scripts` gives; the rest are never tokenized. `read_uses`
-    reads one script's uses (the preflight's remembers them by bytes)."""
-    uses_of: dict[str, Sequence[FlagUse]] = {}
+    excluding itself and `changed`), built from only the scripts that can answer.
 
-    def index_of(paths: Iterable[str]) -> FlagIndex:
-        index = FlagIndex()
-        for path in sorted(paths):
-            if path not in uses_of:
-                uses_of[path] = read_uses(scripts[path])
+    A use is settled once another script of its engine passes the same value
+    for the flag (`seen`: no warning, whatever the rest says), so the scripts
+    that could hold a use's (flag, value) pair are read one by one, and only
+    while some unsettled use can still learn from them. A use left unsettled
+    has every such script read (`others` complete); for the ones another
+    engine has, every script that could spell the flag is read too
+    (`share_values`, `engine_values`). Every question gets the answer the index
+    of all `scripts` gives. `read_uses` reads one script's uses (cached by bytes)."""
+    uses_of: dict[str, Sequence[FlagUse]] = {}
+    index = FlagIndex()
+
+    def read(path: str) -> None:
+        if path not in uses_of:
+            uses_of[path] = read_uses(scripts[path])
             index.add(path, uses_of[path])
-        return index
 
     asked = [(path, use) for path, uses in reviewed.items() for use in uses]
     asked = [(path, use) for path, use in asked if worth_checking(use.value)]
-    holds_value = _could_hold((use.value, False) for _path, use in asked)
-    spells_flag = _could_hold((use.flag, True) for _path, use in asked)
-    first = {p for p, data in scripts.items() if holds_value(data) and spells_flag(data)}
-    index = index_of(first)
+    pairs = {
+        (path, use): (_could_hold([(use.value, False)]), _could_hold([(use.flag, True)]))
+        for path, use in asked
+    }
+
+    def could_answer(path: str, data: bytes, asker: str, use: FlagUse) -> bool:
+        if path in changed or path == asker:
+            return False  # excluded from that use's answers anyway
+        holds_value, spells_flag = pairs[(asker, use)]
+        return holds_value(data) and spells_flag(data)
+
+    def unsettled() -> list[tuple[str, FlagUse]]:
+        return [
+            (path, use)
+            for path, use in asked
+            if not index.seen(use.engine, use.flag, use.value, changed | {path})
+        ]
+
+    open_uses = unsettled()
+    for path in sorted(scripts):
+        if not open_uses:
+            break
+        data = scripts[path]
+        if any(could_answer(path, data, asker, use) for asker, use in open_uses):
+            read(path)
+            open_uses = unsettled()
     wide = {
         use.flag
-        for path, use in asked
-        if not index.seen(use.engine, use.flag, use.value, changed | {path})
-        and index.others(use.engine, use.flag, use.value, changed | {path})
+        for path, use in open_uses
+        if index.others(use.engine, use.flag, use.value, changed | {path})
     }
-    if not wide:
-        return index
-    spelled = _could_hold((flag, True) for flag in wide)
-    return index_of(first | {p for p, data in scripts.items() if spelled(data)})
+    if wide:
+        spelled = _could_hold((flag, True) for flag in wide)
+        for path in sorted(scripts):
+            if spelled(scripts[path]):
+                read(path)
+    return index
 
 
 @dataclass(frozen=True, slots=True)
