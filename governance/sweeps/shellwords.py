@@ -16,14 +16,29 @@ from dataclasses import dataclass, field
 
 _ASSIGN_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=$")
 # Characters a word (or a double-quoted string) takes as they are: every
-# character the loops below treat specially is excluded.
-_PLAIN = re.compile(r"""[^ \t\n;&|<>()=\\'"$`]*""")
+# character the loops below treat specially is excluded (`=` is found in a run).
+_PLAIN = re.compile(r"""[^ \t\n;&|<>()\\'"$`]+""")
 _PLAIN_DOUBLE = re.compile(r"""[^"\\$`]*""")
-# A whole word of plain characters (`=` included), ended by a separator or the
-# end: most words of a launch script, read in one match. A `(` after it may
-# open an array, which the character loop decides.
-_SIMPLE_WORD = re.compile(r"""[^ \t\n;&|<>()\\'"$`]+(?=[ \t\n;&|<>)]|\Z)""")
-_BLANKS = re.compile(r"[ \t\r]+")
+# The next thing the main loop reads, after the blanks and line continuations
+# before it: (1) a whole word of plain characters, ended by a separator or the
+# end (most words of a launch script; a `(` after it may open an array, which
+# the word loop decides), (2) a newline, (3) a comment, (4) separators. Anything
+# else (no group) is an operator or a word the word loop reads.
+_TOKEN = re.compile(
+    r"""(?:[ \t\r]|\\\n)*+
+    (?:([^ \t\r\n;&|<>()\\'"$`\#][^ \t\n;&|<>()\\'"$`]*+)(?=[ \t\n;&|<>)]|\Z)
+    |(\n)|(\#[^\n]*+)|([;&|]++))?""",
+    re.VERBOSE,
+)
+_WORD, _NEWLINE, _COMMENT, _SEPARATORS = 1, 2, 3, 4
+# An expansion `skip_expansion` would end where this match ends: `$name`, `$@`,
+# `${...}` and `$(...)` with nothing nested or quoted inside, or a lone `$`
+# (`\w` is `str.isalnum()` or `_`, as there). Anything else is left to it.
+_EXPANSION = r"""\$(?:\w++|[@*\#?$!-]|\{[^{}"\\]*+\}|\([^()'"\\]*+\)|(?![{(]))"""
+_SIMPLE_EXPANSION = re.compile(_EXPANSION)
+# A closed double-quoted string without escapes or backticks whose expansions
+# are all simple: its text is its inside as written (dynamic when it has a `$`).
+_SIMPLE_DOUBLE = re.compile(rf"""(?:[^"\\$`]++|{_EXPANSION})*+\"""")
 
 
 # Not frozen: a script has tens of thousands of words, and a frozen
@@ -56,6 +71,9 @@ class _Lexer:
     def skip_expansion(self, i: int) -> int:
         """End offset of the expansion starting at `s[i] == '$'` or a backtick."""
         s, n = self.s, len(self.s)
+        simple = _SIMPLE_EXPANSION.match(s, i)
+        if simple is not None:
+            return simple.end()
         if s[i] == "`":
             j = i + 1
             while j < n and s[j] != "`":
@@ -95,6 +113,10 @@ class _Lexer:
     def skip_double(self, i: int) -> tuple[int, str, bool]:
         """(end, text, dynamic) of the double-quoted string at `s[i] == '"'`."""
         s, n = self.s, len(self.s)
+        simple = _SIMPLE_DOUBLE.match(s, i + 1)
+        if simple is not None:
+            text = s[i + 1 : simple.end() - 1]
+            return simple.end(), text, "$" in text
         j, dynamic = i + 1, False
         out: list[str] = []
         while j < n and s[j] != '"':
@@ -132,17 +154,9 @@ class _Lexer:
         self.heredocs = []
 
     def word(self) -> None:
-        """Read one word starting at `self.i`."""
+        """Read one word starting at `self.i` (one with quotes, expansions or escapes)."""
         s, n = self.s, len(self.s)
         start = self.i
-        simple = _SIMPLE_WORD.match(s, start)
-        if simple is not None:
-            text = simple.group()
-            equals = text.find("=")
-            self.i = simple.end()
-            value_start = start + equals + 1 if equals >= 0 else -1
-            self.words.append(Word(text, start, False, value_start, end=self.i))
-            return
         out: list[str] = []
         dynamic = value_dynamic = False
         value_start = -1
@@ -155,9 +169,6 @@ class _Lexer:
                     i += 1
                     out.append("(")
                 break
-            if c == "=" and value_start < 0:
-                value_start = i + 1
-            in_value = value_start >= 0 and i >= value_start
             if c == "\\":
                 if i + 1 < n and s[i + 1] == "\n":
                     i += 2
@@ -173,16 +184,18 @@ class _Lexer:
                 end, text, dyn = self.skip_double(i)
                 out.append(text)
                 dynamic |= dyn
-                value_dynamic |= dyn and in_value
+                value_dynamic |= dyn and value_start >= 0  # the `=` is before it
                 i = end
             elif c in "$`":
                 end = self.skip_expansion(i)
                 out.append(s[i:end])
                 dynamic = True
-                value_dynamic |= in_value
+                value_dynamic |= value_start >= 0
                 i = end
             else:  # a run of plain characters at once (the same as one at a time)
-                end = max(_PLAIN.match(s, i).end(), i + 1)  # type: ignore[union-attr]
+                end = _PLAIN.match(s, i).end()  # type: ignore[union-attr]
+                if value_start < 0 and (equals := s.find("=", i, end)) >= 0:
+                    value_start = equals + 1
                 out.append(s[i:end])
                 i = end
         self.i = i
@@ -190,6 +203,7 @@ class _Lexer:
         self.words.append(Word(text, start, dynamic, value_start, value_dynamic, end=i))
 
     def operator(self) -> None:
+        """Read the redirection, `(` or `)` at `self.i`."""
         s, n = self.s, len(self.s)
         c = s[self.i]
         if c in "<>":
@@ -209,17 +223,12 @@ class _Lexer:
             self.end_command()
             self.i += 1
             return
-        if c == ")":
-            self.i += 1
-            if self.array_depth:
-                self.array_depth -= 1
-                self.words.append(Word(")", self.i - 1, op=True))  # the array's end
-                return
-            self.end_command()
+        self.i += 1  # `)`
+        if self.array_depth:
+            self.array_depth -= 1
+            self.words.append(Word(")", self.i - 1, op=True))  # the array's end
             return
-        # ; & | && || ;;
         self.end_command()
-        self.i += 1
 
     def _heredoc(self, strip: bool) -> None:
         s, n = self.s, len(self.s)
@@ -232,23 +241,28 @@ class _Lexer:
 
     def run(self) -> list[list[Word]]:
         s, n = self.s, len(self.s)
+        token = _TOKEN.match
         while self.i < n:
-            c = s[self.i]
-            if c == "\n":
-                self.i += 1
+            found = token(s, self.i)
+            kind = found.lastindex  # type: ignore[union-attr]
+            self.i = found.end()  # type: ignore[union-attr]
+            if kind == _WORD:
+                text = found.group(_WORD)  # type: ignore[union-attr]
+                start = found.start(_WORD)  # type: ignore[union-attr]
+                equals = text.find("=")
+                value_start = start + equals + 1 if equals >= 0 else -1
+                self.words.append(Word(text, start, False, value_start, False, False, self.i))
+            elif kind == _NEWLINE:
                 if self.array_depth == 0:
                     self.end_command()
                 if self.heredocs:
                     self.read_heredoc_bodies()
-            elif c in " \t\r":
-                self.i = _BLANKS.match(s, self.i).end()  # type: ignore[union-attr]
-            elif c == "\\" and self.i + 1 < n and s[self.i + 1] == "\n":
-                self.i += 2
-            elif c == "#":
-                end = s.find("\n", self.i)
-                self.i = n if end < 0 else end
-            elif c in ";&|<>()":
-                if c in "<>" and self.words and self.words[-1].text.isdigit():
+            elif kind == _SEPARATORS:  # ; & | && || ;;
+                self.end_command()
+            elif kind == _COMMENT or self.i == n:
+                pass
+            elif s[self.i] in "<>()":
+                if s[self.i] in "<>" and self.words and self.words[-1].text.isdigit():
                     self.words.pop()  # `2>&1`: the descriptor belongs to the operator
                 self.operator()
             else:
