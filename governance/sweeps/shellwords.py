@@ -19,26 +19,34 @@ _ASSIGN_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=$")
 # character the loops below treat specially is excluded (`=` is found in a run).
 _PLAIN = re.compile(r"""[^ \t\n;&|<>()\\'"$`]+""")
 _PLAIN_DOUBLE = re.compile(r"""[^"\\$`]*""")
-# The next thing the main loop reads, after the blanks and line continuations
-# before it: (1) a whole word of plain characters, ended by a separator or the
-# end (most words of a launch script; a `(` after it may open an array, which
-# the word loop decides), (2) a newline, (3) a comment, (4) separators. Anything
-# else (no group) is an operator or a word the word loop reads.
-_TOKEN = re.compile(
-    r"""(?:[ \t\r]|\\\n)*+
-    (?:([^ \t\r\n;&|<>()\\'"$`\#][^ \t\n;&|<>()\\'"$`]*+)(?=[ \t\n;&|<>)]|\Z)
-    |(\n)|(\#[^\n]*+)|([;&|]++))?""",
-    re.VERBOSE,
-)
-_WORD, _NEWLINE, _COMMENT, _SEPARATORS = 1, 2, 3, 4
 # An expansion `skip_expansion` would end where this match ends: `$name`, `$@`,
 # `${...}` and `$(...)` with nothing nested or quoted inside, or a lone `$`
 # (`\w` is `str.isalnum()` or `_`, as there). Anything else is left to it.
 _EXPANSION = r"""\$(?:\w++|[@*\#?$!-]|\{[^{}"\\]*+\}|\([^()'"\\]*+\)|(?![{(]))"""
 _SIMPLE_EXPANSION = re.compile(_EXPANSION)
-# A closed double-quoted string without escapes or backticks whose expansions
-# are all simple: its text is its inside as written (dynamic when it has a `$`).
-_SIMPLE_DOUBLE = re.compile(rf"""(?:[^"\\$`]++|{_EXPANSION})*+\"""")
+# The inside of a double-quoted string without escapes or backticks whose
+# expansions are all simple: its text is its inside as written (dynamic when
+# it has a `$`).
+_DOUBLE_INSIDE = rf"""(?:[^"\\$`]++|{_EXPANSION})*+"""
+_SIMPLE_DOUBLE = re.compile(rf"""{_DOUBLE_INSIDE}\"""")
+# The next thing the main loop reads, after the blanks and line continuations
+# before it: (1) a word of plain characters, (2) a newline and the blank or
+# comment lines after it (the same as one at a time unless a heredoc body
+# starts after the newline), (3) a comment, (4) separators, (5) a word of plain
+# characters (6) then one double-quoted string (7) or expansion, as above.
+# Words end at a separator or the end (a `(` after one may open an array, which
+# the word loop decides). Anything else (no group) is an operator or a word the
+# word loop reads. Most words of a launch script are read here, in one match.
+_WORD_START, _WORD_REST = r"""[^ \t\r\n;&|<>()\\'"$`\#]""", r"""[^ \t\n;&|<>()\\'"$`]*+"""
+_TOKEN = re.compile(
+    rf"""(?:[ \t\r]|\\\n)*+
+    (?:({_WORD_START}{_WORD_REST})(?=[ \t\n;&|<>)]|\Z)
+    |(\n(?:[ \t\r]*+(?:\#[^\n]*+)?\n)*+)|(\#[^\n]*+)|([;&|]++)
+    |(({_WORD_START}{_WORD_REST})?+(?:"({_DOUBLE_INSIDE})"|{_EXPANSION}))(?=[ \t\n;&|<>)]|\Z)
+    )?""",
+    re.VERBOSE,
+)
+_WORD, _NEWLINE, _COMMENT, _SEPARATORS, _QUOTED, _PREFIX, _INSIDE = range(1, 8)
 
 
 # Not frozen: a script has tens of thousands of words, and a frozen
@@ -242,31 +250,52 @@ class _Lexer:
     def run(self) -> list[list[Word]]:
         s, n = self.s, len(self.s)
         token = _TOKEN.match
-        while self.i < n:
-            found = token(s, self.i)
+        commands, words = self.commands, self.words
+        i = 0  # local, as `words`: `self.i` and `self.words` are set around method calls
+        while i < n:
+            found = token(s, i)
             kind = found.lastindex  # type: ignore[union-attr]
-            self.i = found.end()  # type: ignore[union-attr]
+            i = found.end()  # type: ignore[union-attr]
             if kind == _WORD:
                 text = found.group(_WORD)  # type: ignore[union-attr]
                 start = found.start(_WORD)  # type: ignore[union-attr]
                 equals = text.find("=")
                 value_start = start + equals + 1 if equals >= 0 else -1
-                self.words.append(Word(text, start, False, value_start, False, False, self.i))
+                words.append(Word(text, start, False, value_start, False, False, i))
+            elif kind == _QUOTED:
+                text = found.group(_QUOTED)  # type: ignore[union-attr]
+                start = found.start(_QUOTED)  # type: ignore[union-attr]
+                prefix, inside = found.group(_PREFIX, _INSIDE)  # type: ignore[union-attr]
+                dynamic = True  # an expansion, unless a double-quoted string without one
+                if inside is not None:
+                    text = (prefix or "") + inside
+                    dynamic = "$" in inside
+                equals = prefix.find("=") if prefix else -1
+                value_start = start + equals + 1 if equals >= 0 else -1
+                value_dynamic = dynamic and equals >= 0
+                words.append(Word(text, start, dynamic, value_start, value_dynamic, False, i))
             elif kind == _NEWLINE:
-                if self.array_depth == 0:
-                    self.end_command()
-                if self.heredocs:
+                if self.array_depth == 0 and words:
+                    commands.append(words)
+                    words = []
+                if self.heredocs:  # the bodies start after the first newline
+                    self.i = found.start(_NEWLINE) + 1  # type: ignore[union-attr]
                     self.read_heredoc_bodies()
+                    i = self.i
             elif kind == _SEPARATORS:  # ; & | && || ;;
-                self.end_command()
-            elif kind == _COMMENT or self.i == n:
+                if words:
+                    commands.append(words)
+                    words = []
+            elif kind == _COMMENT or i == n:
                 pass
-            elif s[self.i] in "<>()":
-                if s[self.i] in "<>" and self.words and self.words[-1].text.isdigit():
-                    self.words.pop()  # `2>&1`: the descriptor belongs to the operator
-                self.operator()
-            else:
-                self.word()
+            else:  # an operator, or a word with quotes, expansions or escapes
+                c = s[i]
+                if c in "<>" and words and words[-1].text.isdigit():
+                    words.pop()  # `2>&1`: the descriptor belongs to the operator
+                self.i, self.words = i, words
+                self.operator() if c in "<>()" else self.word()
+                i, words = self.i, self.words
+        self.words = words
         self.end_command()
         return self.commands
 
