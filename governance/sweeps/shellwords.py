@@ -24,29 +24,33 @@ _PLAIN_DOUBLE = re.compile(r"""[^"\\$`]*""")
 # (`\w` is `str.isalnum()` or `_`, as there). Anything else is left to it.
 _EXPANSION = r"""\$(?:\w++|[@*\#?$!-]|\{[^{}"\\]*+\}|\([^()'"\\]*+\)|(?![{(]))"""
 _SIMPLE_EXPANSION = re.compile(_EXPANSION)
+# The characters the loop over a `$(...)` or `${...}` passes over one by one.
+_IN_PARENS, _IN_BRACES = re.compile(r"""[^\\'"()]*"""), re.compile(r"""[^\\"{}]*""")
 # The inside of a double-quoted string without escapes or backticks whose
 # expansions are all simple: its text is its inside as written (dynamic when
 # it has a `$`).
 _DOUBLE_INSIDE = rf"""(?:[^"\\$`]++|{_EXPANSION})*+"""
 _SIMPLE_DOUBLE = re.compile(rf"""{_DOUBLE_INSIDE}\"""")
-# The next thing the main loop reads, after the blanks and line continuations
+# The next token of the main loop, after the blanks and line continuations
 # before it: (1) a word of plain characters, (2) a newline and the blank or
 # comment lines after it (the same as one at a time unless a heredoc body
-# starts after the newline), (3) a comment, (4) separators, (5) a word of plain
-# characters (6) then one double-quoted string (7) or expansion, as above.
-# Words end at a separator or the end (a `(` after one may open an array, which
-# the word loop decides). Anything else (no group) is an operator or a word the
-# word loop reads. Most words of a launch script are read here, in one match.
+# starts after the newline), (3) a comment, (4) separators, (5) a word of
+# (6) plain characters then one double-quoted string (7), single-quoted one (8)
+# or expansion, as above; words end at a separator or the end (a `(` after one
+# may open an array, which the word loop decides). Most words of a launch
+# script are read in this one match. (9) Any other character: an operator, or
+# the start of a word the word loop reads. Every offset starts a token (or only
+# blanks are left), so the matches of `finditer` follow one another.
 _WORD_START, _WORD_REST = r"""[^ \t\r\n;&|<>()\\'"$`\#]""", r"""[^ \t\n;&|<>()\\'"$`]*+"""
 _TOKEN = re.compile(
     rf"""(?:[ \t\r]|\\\n)*+
     (?:({_WORD_START}{_WORD_REST})(?=[ \t\n;&|<>)]|\Z)
     |(\n(?:[ \t\r]*+(?:\#[^\n]*+)?\n)*+)|(\#[^\n]*+)|([;&|]++)
-    |(({_WORD_START}{_WORD_REST})?+(?:"({_DOUBLE_INSIDE})"|{_EXPANSION}))(?=[ \t\n;&|<>)]|\Z)
-    )?""",
+    |(({_WORD_START}{_WORD_REST})?+(?:"({_DOUBLE_INSIDE})"|'([^']*+)'|{_EXPANSION}))(?=[ \t\n;&|<>)]|\Z)
+    |([\s\S]))""",
     re.VERBOSE,
 )
-_WORD, _NEWLINE, _COMMENT, _SEPARATORS, _QUOTED, _PREFIX, _INSIDE = range(1, 8)
+_WORD, _NEWLINE, _COMMENT, _SEPARATORS, _QUOTED, _PREFIX, _INSIDE, _SINGLE, _OTHER = range(1, 10)
 
 
 # Not frozen: a script has tens of thousands of words, and a frozen
@@ -90,6 +94,7 @@ class _Lexer:
         if i + 1 < n and s[i + 1] in "({":
             close = ")" if s[i + 1] == "(" else "}"
             opener = s[i + 1]
+            plain = _IN_PARENS if opener == "(" else _IN_BRACES
             depth, j = 0, i + 1
             while j < n:
                 c = s[j]
@@ -109,7 +114,7 @@ class _Lexer:
                     depth -= 1
                     if depth == 0:
                         return j + 1
-                j += 1
+                j = plain.match(s, j + 1).end()  # type: ignore[union-attr]
             return n
         j = i + 1
         if j < n and (s[j].isalnum() or s[j] == "_"):
@@ -249,52 +254,59 @@ class _Lexer:
 
     def run(self) -> list[list[Word]]:
         s, n = self.s, len(self.s)
-        token = _TOKEN.match
         commands, words = self.commands, self.words
         i = 0  # local, as `words`: `self.i` and `self.words` are set around method calls
         while i < n:
-            found = token(s, i)
-            kind = found.lastindex  # type: ignore[union-attr]
-            i = found.end()  # type: ignore[union-attr]
-            if kind == _WORD:
-                text = found.group(_WORD)  # type: ignore[union-attr]
-                start = found.start(_WORD)  # type: ignore[union-attr]
-                equals = text.find("=")
-                value_start = start + equals + 1 if equals >= 0 else -1
-                words.append(Word(text, start, False, value_start, False, False, i))
-            elif kind == _QUOTED:
-                text = found.group(_QUOTED)  # type: ignore[union-attr]
-                start = found.start(_QUOTED)  # type: ignore[union-attr]
-                prefix, inside = found.group(_PREFIX, _INSIDE)  # type: ignore[union-attr]
-                dynamic = True  # an expansion, unless a double-quoted string without one
-                if inside is not None:
-                    text = (prefix or "") + inside
-                    dynamic = "$" in inside
-                equals = prefix.find("=") if prefix else -1
-                value_start = start + equals + 1 if equals >= 0 else -1
-                value_dynamic = dynamic and equals >= 0
-                words.append(Word(text, start, dynamic, value_start, value_dynamic, False, i))
-            elif kind == _NEWLINE:
-                if self.array_depth == 0 and words:
-                    commands.append(words)
-                    words = []
-                if self.heredocs:  # the bodies start after the first newline
-                    self.i = found.start(_NEWLINE) + 1  # type: ignore[union-attr]
-                    self.read_heredoc_bodies()
-                    i = self.i
-            elif kind == _SEPARATORS:  # ; & | && || ;;
-                if words:
-                    commands.append(words)
-                    words = []
-            elif kind == _COMMENT or i == n:
-                pass
-            else:  # an operator, or a word with quotes, expansions or escapes
-                c = s[i]
-                if c in "<>" and words and words[-1].text.isdigit():
-                    words.pop()  # `2>&1`: the descriptor belongs to the operator
-                self.i, self.words = i, words
-                self.operator() if c in "<>()" else self.word()
-                i, words = self.i, self.words
+            # Token after token, until one needs the methods above.
+            for found in _TOKEN.finditer(s, i):
+                kind = found.lastindex
+                if kind == _WORD:
+                    text = found.group(_WORD)
+                    end = found.end()
+                    start = end - len(text)
+                    equals = text.find("=")
+                    value_start = start + equals + 1 if equals >= 0 else -1
+                    words.append(Word(text, start, False, value_start, False, False, end))
+                elif kind == _NEWLINE:
+                    if self.array_depth == 0 and words:
+                        commands.append(words)
+                        words = []
+                    if self.heredocs:  # the bodies start after the first newline
+                        self.i = found.start(_NEWLINE) + 1
+                        self.read_heredoc_bodies()
+                        i = self.i
+                        break
+                elif kind == _QUOTED:
+                    text = found.group(_QUOTED)
+                    end = found.end()
+                    start = end - len(text)
+                    prefix, inside, single = found.group(_PREFIX, _INSIDE, _SINGLE)
+                    dynamic = True  # an expansion, unless a quoted string without one
+                    if inside is not None:
+                        text = (prefix or "") + inside
+                        dynamic = "$" in inside
+                    elif single is not None:
+                        text = (prefix or "") + single
+                        dynamic = False
+                    equals = prefix.find("=") if prefix else -1
+                    value_start = start + equals + 1 if equals >= 0 else -1
+                    value_dynamic = dynamic and equals >= 0
+                    words.append(Word(text, start, dynamic, value_start, value_dynamic, False, end))
+                elif kind == _SEPARATORS:  # ; & | && || ;;
+                    if words:
+                        commands.append(words)
+                        words = []
+                elif kind == _OTHER:  # an operator, or a word with quotes, expansions or escapes
+                    i = found.start(_OTHER)
+                    c = s[i]
+                    if c in "<>" and words and words[-1].text.isdigit():
+                        words.pop()  # `2>&1`: the descriptor belongs to the operator
+                    self.i, self.words = i, words
+                    self.operator() if c in "<>()" else self.word()
+                    i, words = self.i, self.words
+                    break
+            else:
+                break  # only blanks were left
         self.words = words
         self.end_command()
         return self.commands
