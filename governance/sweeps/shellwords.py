@@ -38,8 +38,9 @@ _SIMPLE_DOUBLE = re.compile(rf"""{_DOUBLE_INSIDE}\"""")
 # (6) plain characters then one double-quoted string (7), single-quoted one (8)
 # or expansion, as above; words end at a separator or the end (a `(` after one
 # may open an array, which the word loop decides). Most words of a launch
-# script are read in this one match. (9) Any other character: an operator, or
-# the start of a word the word loop reads. Every offset starts a token (or only
+# script are read in this one match. (9) A word of plain characters before a
+# `(`. (10) Any other character: an operator, or the start of a word the word
+# loop reads. Every offset starts a token (or only
 # blanks are left), so the matches of `finditer` follow one another.
 _WORD_START, _WORD_REST = r"""[^ \t\r\n;&|<>()\\'"$`\#]""", r"""[^ \t\n;&|<>()\\'"$`]*+"""
 _TOKEN = re.compile(
@@ -47,10 +48,11 @@ _TOKEN = re.compile(
     (?:({_WORD_START}{_WORD_REST})(?=[ \t\n;&|<>)]|\Z)
     |(\n(?:[ \t\r]*+(?:\#[^\n]*+)?\n)*+)|(\#[^\n]*+)|([;&|]++)
     |(({_WORD_START}{_WORD_REST})?+(?:"({_DOUBLE_INSIDE})"|'([^']*+)'|{_EXPANSION}))(?=[ \t\n;&|<>)]|\Z)
-    |([\s\S]))""",
+    |({_WORD_START}{_WORD_REST})\(|([\s\S]))""",
     re.VERBOSE,
 )
-_WORD, _NEWLINE, _COMMENT, _SEPARATORS, _QUOTED, _PREFIX, _INSIDE, _SINGLE, _OTHER = range(1, 10)
+_WORD, _NEWLINE, _COMMENT, _SEPARATORS, _QUOTED, _PREFIX, _INSIDE, _SINGLE = range(1, 9)
+_BEFORE_PARENTHESIS, _OTHER = 9, 10
 
 
 # Not frozen: a script has tens of thousands of words, and a frozen
@@ -295,6 +297,20 @@ class _Lexer:
                 elif kind == _SEPARATORS:  # ; & | && || ;;
                     if words:
                         commands.append(words)
+                        words = []
+                elif kind == _BEFORE_PARENTHESIS:  # an array's start, or a word and `(`
+                    text = found.group(_BEFORE_PARENTHESIS)
+                    start, end = found.span(_BEFORE_PARENTHESIS)
+                    equals = text.find("=")
+                    value_start = start + equals + 1 if equals >= 0 else -1
+                    if _ASSIGN_ARRAY.search(text):
+                        self.array_depth += 1
+                        words.append(
+                            Word(text + "(", start, False, value_start, False, False, end + 1)
+                        )
+                    else:
+                        words.append(Word(text, start, False, value_start, False, False, end))
+                        commands.append(words)  # the `(` ends the command
                         words = []
                 elif kind == _OTHER:  # an operator, or a word with quotes, expansions or escapes
                     i = found.start(_OTHER)
