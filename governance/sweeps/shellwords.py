@@ -20,16 +20,21 @@ _ASSIGN_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=$")
 _PLAIN = re.compile(r"""[^ \t\n;&|<>()\\'"$`]+""")
 _PLAIN_DOUBLE = re.compile(r"""[^"\\$`]*""")
 # An expansion `skip_expansion` would end where this match ends: `$name`, `$@`,
-# `${...}` and `$(...)` with nothing nested or quoted inside, or a lone `$`
-# (`\w` is `str.isalnum()` or `_`, as there). Anything else is left to it.
-_EXPANSION = r"""\$(?:\w++|[@*\#?$!-]|\{[^{}"\\]*+\}|\([^()'"\\]*+\)|(?![{(]))"""
+# `${...}` with nothing nested or quoted inside, `$(...)` with at most
+# parentheses without quotes, quoted strings and simple expansions inside (one
+# level down), or a lone `$` (`\w` is `str.isalnum()` or `_`, as there). The
+# inside of a double-quoted string without escapes or backticks whose
+# expansions are all of these: its text is its inside as written (dynamic when
+# it has a `$`). Anything else is left to the loops.
+_VARIABLE = r"""\w++|[@*\#?$!-]|\{[^{}"\\]*+\}"""
+_INNER_EXPANSION = rf"""\$(?:{_VARIABLE}|\([^()'"\\]*+\)|(?![{{(]))"""
+_INNER_DOUBLE = rf"""(?:[^"\\$`]++|{_INNER_EXPANSION})*+"""
+_COMMAND = rf"""\((?:[^()'"\\]++|\([^()'"\\]*+\)|'[^']*+'|"{_INNER_DOUBLE}")*+\)"""
+_EXPANSION = rf"""\$(?:{_VARIABLE}|{_COMMAND}|(?![{{(]))"""
+_DOUBLE_INSIDE = rf"""(?:[^"\\$`]++|{_EXPANSION})*+"""
 _SIMPLE_EXPANSION = re.compile(_EXPANSION)
 # The characters the loop over a `$(...)` or `${...}` passes over one by one.
 _IN_PARENS, _IN_BRACES = re.compile(r"""[^\\'"()]*"""), re.compile(r"""[^\\"{}]*""")
-# The inside of a double-quoted string without escapes or backticks whose
-# expansions are all simple: its text is its inside as written (dynamic when
-# it has a `$`).
-_DOUBLE_INSIDE = rf"""(?:[^"\\$`]++|{_EXPANSION})*+"""
 _SIMPLE_DOUBLE = re.compile(rf"""{_DOUBLE_INSIDE}\"""")
 # The next token of the main loop, after the blanks and line continuations
 # before it: (1) a word of plain characters, (2) a newline and the blank or
