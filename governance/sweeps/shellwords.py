@@ -49,10 +49,10 @@ _SIMPLE_DOUBLE = re.compile(rf"""{_DOUBLE_INSIDE}\"""")
 # blanks are left), so the matches of `finditer` follow one another.
 _WORD_START, _WORD_REST = r"""[^ \t\r\n;&|<>()\\'"$`\#]""", r"""[^ \t\n;&|<>()\\'"$`]*+"""
 _TOKEN = re.compile(
-    rf"""(?:[ \t\r]|\\\n)*+
-    (?:({_WORD_START}{_WORD_REST})(?=[ \t\n;&|<>)]|\Z)
+    rf"""[ \t\r]*+(?:\\\n[ \t\r]*+)*+
+    (?:({_WORD_START}{_WORD_REST})(?![^ \t\n;&|<>)])
     |(\n(?:[ \t\r]*+(?:\#[^\n]*+)?\n)*+)|(\#[^\n]*+)|([;&|]++)
-    |(({_WORD_START}{_WORD_REST})?+(?:"({_DOUBLE_INSIDE})"|'([^']*+)'|{_EXPANSION}))(?=[ \t\n;&|<>)]|\Z)
+    |(({_WORD_START}{_WORD_REST})?+(?:"({_DOUBLE_INSIDE})"|'([^']*+)'|{_EXPANSION}))(?![^ \t\n;&|<>)])
     |({_WORD_START}{_WORD_REST})\(|([\s\S]))""",
     re.VERBOSE,
 )
@@ -268,7 +268,7 @@ class _Lexer:
             for found in _TOKEN.finditer(s, i):
                 kind = found.lastindex
                 if kind == _WORD:
-                    text = found.group(_WORD)
+                    text = found[_WORD]
                     end = found.end()
                     start = end - len(text)
                     equals = text.find("=")
@@ -284,7 +284,7 @@ class _Lexer:
                         i = self.i
                         break
                 elif kind == _QUOTED:
-                    text = found.group(_QUOTED)
+                    text = found[_QUOTED]
                     end = found.end()
                     start = end - len(text)
                     prefix, inside, single = found.group(_PREFIX, _INSIDE, _SINGLE)
