@@ -19,40 +19,41 @@ _ASSIGN_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=$")
 # character the loops below treat specially is excluded (`=` is found in a run).
 _PLAIN = re.compile(r"""[^ \t\n;&|<>()\\'"$`]+""")
 _PLAIN_DOUBLE = re.compile(r"""[^"\\$`]*""")
-# An expansion `skip_expansion` would end where this match ends: `$name`, `$@`,
-# `${...}` with nothing nested or quoted inside, `$(...)` with at most
-# parentheses without quotes, quoted strings and simple expansions inside (one
-# level down), or a lone `$` (`\w` is `str.isalnum()` or `_`, as there). The
-# inside of a double-quoted string without escapes or backticks whose
-# expansions are all of these: its text is its inside as written (dynamic when
-# it has a `$`). Anything else is left to the loops.
+# The characters the loop over a `$(...)` or `${...}` passes over one by one.
+_IN_PARENS, _IN_BRACES = re.compile(r"""[^\\'"()]*"""), re.compile(r"""[^\\"{}]*""")
+
+# The shortcuts: patterns that end where the loops below would, on the shapes
+# most words of a launch script have; anything else is left to the loops.
+# An expansion: `$name`, `$@`, `${...}` with nothing nested or quoted inside,
+# `$(...)` with parentheses, quoted strings and such expansions inside (one
+# level down), or a lone `$` (`\w` is `str.isalnum()` or `_`, as there).
 _VARIABLE = r"""\w++|[@*\#?$!-]|\{[^{}"\\]*+\}"""
 _INNER_EXPANSION = rf"""\$(?:{_VARIABLE}|\([^()'"\\]*+\)|(?![{{(]))"""
 _INNER_DOUBLE = rf"""(?:[^"\\$`]++|{_INNER_EXPANSION})*+"""
 _COMMAND = rf"""\((?:[^()'"\\]++|\([^()'"\\]*+\)|'[^']*+'|"{_INNER_DOUBLE}")*+\)"""
 _EXPANSION = rf"""\$(?:{_VARIABLE}|{_COMMAND}|(?![{{(]))"""
-_DOUBLE_INSIDE = rf"""(?:[^"\\$`]++|{_EXPANSION})*+"""
 _SIMPLE_EXPANSION = re.compile(_EXPANSION)
-# The characters the loop over a `$(...)` or `${...}` passes over one by one.
-_IN_PARENS, _IN_BRACES = re.compile(r"""[^\\'"()]*"""), re.compile(r"""[^\\"{}]*""")
+# The inside of a double-quoted string without escapes or backticks whose
+# expansions are all as above: its text is its inside as written (dynamic when
+# it has a `$`).
+_DOUBLE_INSIDE = rf"""(?:[^"\\$`]++|{_EXPANSION})*+"""
 _SIMPLE_DOUBLE = re.compile(rf"""{_DOUBLE_INSIDE}\"""")
-# The next token of the main loop, after the blanks and line continuations
-# before it: (1) a word of plain characters, (2) a newline and the blank or
-# comment lines after it (the same as one at a time unless a heredoc body
-# starts after the newline), (3) a comment, (4) separators, (5) a word of
-# (6) plain characters then one double-quoted string (7), single-quoted one (8)
-# or expansion, as above; words end at a separator or the end (a `(` after one
-# may open an array, which the word loop decides). Most words of a launch
-# script are read in this one match. (9) A word of plain characters before a
-# `(`. (10) Any other character: an operator, or the start of a word the word
-# loop reads. Every offset starts a token (or only
-# blanks are left), so the matches of `finditer` follow one another.
+# The main loop's tokens, after the blanks and line continuations before them:
+# (1) a word of plain characters; (2) a newline with the blank or comment lines
+# after it (as one at a time, unless a heredoc body starts after the newline);
+# (3) a comment; (4) separators; (5) a word of (6) plain characters then one
+# double-quoted string (7), single-quoted string (8) or expansion; (9) a word of
+# plain characters before a `(` (an array's start, or the word before a `(`
+# operator); (10) any other character: an operator or the start of a word the
+# word loop reads. Every offset starts a token (or only blanks are left), so
+# the matches of `finditer` follow one another.
 _WORD_START, _WORD_REST = r"""[^ \t\r\n;&|<>()\\'"$`\#]""", r"""[^ \t\n;&|<>()\\'"$`]*+"""
+_WORD_END = r"""(?![^ \t\n;&|<>)])"""  # a separator or the end of the text
 _TOKEN = re.compile(
     rf"""[ \t\r]*+(?:\\\n[ \t\r]*+)*+
-    (?:({_WORD_START}{_WORD_REST})(?![^ \t\n;&|<>)])
+    (?:({_WORD_START}{_WORD_REST}){_WORD_END}
     |(\n(?:[ \t\r]*+(?:\#[^\n]*+)?\n)*+)|(\#[^\n]*+)|([;&|]++)
-    |(({_WORD_START}{_WORD_REST})?+(?:"({_DOUBLE_INSIDE})"|'([^']*+)'|{_EXPANSION}))(?![^ \t\n;&|<>)])
+    |(({_WORD_START}{_WORD_REST})?+(?:"({_DOUBLE_INSIDE})"|'([^']*+)'|{_EXPANSION})){_WORD_END}
     |({_WORD_START}{_WORD_REST})\(|([\s\S]))""",
     re.VERBOSE,
 )
@@ -323,7 +324,10 @@ class _Lexer:
                     if c in "<>" and words and words[-1].text.isdigit():
                         words.pop()  # `2>&1`: the descriptor belongs to the operator
                     self.i, self.words = i, words
-                    self.operator() if c in "<>()" else self.word()
+                    if c in "<>()":
+                        self.operator()
+                    else:
+                        self.word()
                     i, words = self.i, self.words
                     break
             else:
