@@ -16,14 +16,49 @@ from dataclasses import dataclass, field
 
 _ASSIGN_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=$")
 # Characters a word (or a double-quoted string) takes as they are: every
-# character the loops below treat specially is excluded.
-_PLAIN = re.compile(r"""[^ \t\n;&|<>()=\\'"$`]*""")
+# character the loops below treat specially is excluded (`=` is found in a run).
+_PLAIN = re.compile(r"""[^ \t\n;&|<>()\\'"$`]+""")
 _PLAIN_DOUBLE = re.compile(r"""[^"\\$`]*""")
-# A whole word of plain characters (`=` included), ended by a separator or the
-# end: most words of a launch script, read in one match. A `(` after it may
-# open an array, which the character loop decides.
-_SIMPLE_WORD = re.compile(r"""[^ \t\n;&|<>()\\'"$`]+(?=[ \t\n;&|<>)]|\Z)""")
-_BLANKS = re.compile(r"[ \t\r]+")
+# The characters the loop over a `$(...)` or `${...}` passes over one by one.
+_IN_PARENS, _IN_BRACES = re.compile(r"""[^\\'"()]*"""), re.compile(r"""[^\\"{}]*""")
+
+# The shortcuts: patterns that end where the loops below would, on the shapes
+# most words of a launch script have; anything else is left to the loops.
+# An expansion: `$name`, `$@`, `${...}` with nothing nested or quoted inside,
+# `$(...)` with parentheses, quoted strings and such expansions inside (one
+# level down), or a lone `$` (`\w` is `str.isalnum()` or `_`, as there).
+_VARIABLE = r"""\w++|[@*\#?$!-]|\{[^{}"\\]*+\}"""
+_INNER_EXPANSION = rf"""\$(?:{_VARIABLE}|\([^()'"\\]*+\)|(?![{{(]))"""
+_INNER_DOUBLE = rf"""(?:[^"\\$`]++|{_INNER_EXPANSION})*+"""
+_COMMAND = rf"""\((?:[^()'"\\]++|\([^()'"\\]*+\)|'[^']*+'|"{_INNER_DOUBLE}")*+\)"""
+_EXPANSION = rf"""\$(?:{_VARIABLE}|{_COMMAND}|(?![{{(]))"""
+_SIMPLE_EXPANSION = re.compile(_EXPANSION)
+# The inside of a double-quoted string without escapes or backticks whose
+# expansions are all as above: its text is its inside as written (dynamic when
+# it has a `$`).
+_DOUBLE_INSIDE = rf"""(?:[^"\\$`]++|{_EXPANSION})*+"""
+_SIMPLE_DOUBLE = re.compile(rf"""{_DOUBLE_INSIDE}\"""")
+# The main loop's tokens, after the blanks and line continuations before them:
+# (1) a word of plain characters; (2) a newline with the blank or comment lines
+# after it (as one at a time, unless a heredoc body starts after the newline);
+# (3) a comment; (4) separators; (5) a word of (6) plain characters then one
+# double-quoted string (7), single-quoted string (8) or expansion; (9) a word of
+# plain characters before a `(` (an array's start, or the word before a `(`
+# operator); (10) any other character: an operator or the start of a word the
+# word loop reads. Every offset starts a token (or only blanks are left), so
+# the matches of `finditer` follow one another.
+_WORD_START, _WORD_REST = r"""[^ \t\r\n;&|<>()\\'"$`\#]""", r"""[^ \t\n;&|<>()\\'"$`]*+"""
+_WORD_END = r"""(?![^ \t\n;&|<>)])"""  # a separator or the end of the text
+_TOKEN = re.compile(
+    rf"""[ \t\r]*+(?:\\\n[ \t\r]*+)*+
+    (?:({_WORD_START}{_WORD_REST}){_WORD_END}
+    |(\n(?:[ \t\r]*+(?:\#[^\n]*+)?\n)*+)|(\#[^\n]*+)|([;&|]++)
+    |(({_WORD_START}{_WORD_REST})?+(?:"({_DOUBLE_INSIDE})"|'([^']*+)'|{_EXPANSION})){_WORD_END}
+    |({_WORD_START}{_WORD_REST})\(|([\s\S]))""",
+    re.VERBOSE,
+)
+_WORD, _NEWLINE, _COMMENT, _SEPARATORS, _QUOTED, _PREFIX, _INSIDE, _SINGLE = range(1, 9)
+_BEFORE_PARENTHESIS, _OTHER = 9, 10
 
 
 # Not frozen: a script has tens of thousands of words, and a frozen
@@ -56,6 +91,9 @@ class _Lexer:
     def skip_expansion(self, i: int) -> int:
         """End offset of the expansion starting at `s[i] == '$'` or a backtick."""
         s, n = self.s, len(self.s)
+        simple = _SIMPLE_EXPANSION.match(s, i)
+        if simple is not None:
+            return simple.end()
         if s[i] == "`":
             j = i + 1
             while j < n and s[j] != "`":
@@ -64,6 +102,7 @@ class _Lexer:
         if i + 1 < n and s[i + 1] in "({":
             close = ")" if s[i + 1] == "(" else "}"
             opener = s[i + 1]
+            plain = _IN_PARENS if opener == "(" else _IN_BRACES
             depth, j = 0, i + 1
             while j < n:
                 c = s[j]
@@ -83,7 +122,7 @@ class _Lexer:
                     depth -= 1
                     if depth == 0:
                         return j + 1
-                j += 1
+                j = plain.match(s, j + 1).end()  # type: ignore[union-attr]
             return n
         j = i + 1
         if j < n and (s[j].isalnum() or s[j] == "_"):
@@ -95,6 +134,10 @@ class _Lexer:
     def skip_double(self, i: int) -> tuple[int, str, bool]:
         """(end, text, dynamic) of the double-quoted string at `s[i] == '"'`."""
         s, n = self.s, len(self.s)
+        simple = _SIMPLE_DOUBLE.match(s, i + 1)
+        if simple is not None:
+            text = s[i + 1 : simple.end() - 1]
+            return simple.end(), text, "$" in text
         j, dynamic = i + 1, False
         out: list[str] = []
         while j < n and s[j] != '"':
@@ -132,17 +175,9 @@ class _Lexer:
         self.heredocs = []
 
     def word(self) -> None:
-        """Read one word starting at `self.i`."""
+        """Read one word starting at `self.i` (one with quotes, expansions or escapes)."""
         s, n = self.s, len(self.s)
         start = self.i
-        simple = _SIMPLE_WORD.match(s, start)
-        if simple is not None:
-            text = simple.group()
-            equals = text.find("=")
-            self.i = simple.end()
-            value_start = start + equals + 1 if equals >= 0 else -1
-            self.words.append(Word(text, start, False, value_start, end=self.i))
-            return
         out: list[str] = []
         dynamic = value_dynamic = False
         value_start = -1
@@ -155,9 +190,6 @@ class _Lexer:
                     i += 1
                     out.append("(")
                 break
-            if c == "=" and value_start < 0:
-                value_start = i + 1
-            in_value = value_start >= 0 and i >= value_start
             if c == "\\":
                 if i + 1 < n and s[i + 1] == "\n":
                     i += 2
@@ -173,16 +205,18 @@ class _Lexer:
                 end, text, dyn = self.skip_double(i)
                 out.append(text)
                 dynamic |= dyn
-                value_dynamic |= dyn and in_value
+                value_dynamic |= dyn and value_start >= 0  # the `=` is before it
                 i = end
             elif c in "$`":
                 end = self.skip_expansion(i)
                 out.append(s[i:end])
                 dynamic = True
-                value_dynamic |= in_value
+                value_dynamic |= value_start >= 0
                 i = end
             else:  # a run of plain characters at once (the same as one at a time)
-                end = max(_PLAIN.match(s, i).end(), i + 1)  # type: ignore[union-attr]
+                end = _PLAIN.match(s, i).end()  # type: ignore[union-attr]
+                if value_start < 0 and (equals := s.find("=", i, end)) >= 0:
+                    value_start = equals + 1
                 out.append(s[i:end])
                 i = end
         self.i = i
@@ -190,6 +224,7 @@ class _Lexer:
         self.words.append(Word(text, start, dynamic, value_start, value_dynamic, end=i))
 
     def operator(self) -> None:
+        """Read the redirection, `(` or `)` at `self.i`."""
         s, n = self.s, len(self.s)
         c = s[self.i]
         if c in "<>":
@@ -209,17 +244,12 @@ class _Lexer:
             self.end_command()
             self.i += 1
             return
-        if c == ")":
-            self.i += 1
-            if self.array_depth:
-                self.array_depth -= 1
-                self.words.append(Word(")", self.i - 1, op=True))  # the array's end
-                return
-            self.end_command()
+        self.i += 1  # `)`
+        if self.array_depth:
+            self.array_depth -= 1
+            self.words.append(Word(")", self.i - 1, op=True))  # the array's end
             return
-        # ; & | && || ;;
         self.end_command()
-        self.i += 1
 
     def _heredoc(self, strip: bool) -> None:
         s, n = self.s, len(self.s)
@@ -232,27 +262,77 @@ class _Lexer:
 
     def run(self) -> list[list[Word]]:
         s, n = self.s, len(self.s)
-        while self.i < n:
-            c = s[self.i]
-            if c == "\n":
-                self.i += 1
-                if self.array_depth == 0:
-                    self.end_command()
-                if self.heredocs:
-                    self.read_heredoc_bodies()
-            elif c in " \t\r":
-                self.i = _BLANKS.match(s, self.i).end()  # type: ignore[union-attr]
-            elif c == "\\" and self.i + 1 < n and s[self.i + 1] == "\n":
-                self.i += 2
-            elif c == "#":
-                end = s.find("\n", self.i)
-                self.i = n if end < 0 else end
-            elif c in ";&|<>()":
-                if c in "<>" and self.words and self.words[-1].text.isdigit():
-                    self.words.pop()  # `2>&1`: the descriptor belongs to the operator
-                self.operator()
+        commands, words = self.commands, self.words
+        i = 0  # local, as `words`: `self.i` and `self.words` are set around method calls
+        while i < n:
+            # Token after token, until one needs the methods above.
+            for found in _TOKEN.finditer(s, i):
+                kind = found.lastindex
+                if kind == _WORD:
+                    text = found[_WORD]
+                    end = found.end()
+                    start = end - len(text)
+                    equals = text.find("=")
+                    value_start = start + equals + 1 if equals >= 0 else -1
+                    words.append(Word(text, start, False, value_start, False, False, end))
+                elif kind == _NEWLINE:
+                    if self.array_depth == 0 and words:
+                        commands.append(words)
+                        words = []
+                    if self.heredocs:  # the bodies start after the first newline
+                        self.i = found.start(_NEWLINE) + 1
+                        self.read_heredoc_bodies()
+                        i = self.i
+                        break
+                elif kind == _QUOTED:
+                    text = found[_QUOTED]
+                    end = found.end()
+                    start = end - len(text)
+                    prefix, inside, single = found.group(_PREFIX, _INSIDE, _SINGLE)
+                    dynamic = True  # an expansion, unless a quoted string without one
+                    if inside is not None:
+                        text = (prefix or "") + inside
+                        dynamic = "$" in inside
+                    elif single is not None:
+                        text = (prefix or "") + single
+                        dynamic = False
+                    equals = prefix.find("=") if prefix else -1
+                    value_start = start + equals + 1 if equals >= 0 else -1
+                    value_dynamic = dynamic and equals >= 0
+                    words.append(Word(text, start, dynamic, value_start, value_dynamic, False, end))
+                elif kind == _SEPARATORS:  # ; & | && || ;;
+                    if words:
+                        commands.append(words)
+                        words = []
+                elif kind == _BEFORE_PARENTHESIS:  # an array's start, or a word and `(`
+                    text = found.group(_BEFORE_PARENTHESIS)
+                    start, end = found.span(_BEFORE_PARENTHESIS)
+                    equals = text.find("=")
+                    value_start = start + equals + 1 if equals >= 0 else -1
+                    if _ASSIGN_ARRAY.search(text):
+                        self.array_depth += 1
+                        words.append(
+                            Word(text + "(", start, False, value_start, False, False, end + 1)
+                        )
+                    else:
+                        words.append(Word(text, start, False, value_start, False, False, end))
+                        commands.append(words)  # the `(` ends the command
+                        words = []
+                elif kind == _OTHER:  # an operator, or a word with quotes, expansions or escapes
+                    i = found.start(_OTHER)
+                    c = s[i]
+                    if c in "<>" and words and words[-1].text.isdigit():
+                        words.pop()  # `2>&1`: the descriptor belongs to the operator
+                    self.i, self.words = i, words
+                    if c in "<>()":
+                        self.operator()
+                    else:
+                        self.word()
+                    i, words = self.i, self.words
+                    break
             else:
-                self.word()
+                break  # only blanks were left
+        self.words = words
         self.end_command()
         return self.commands
 

@@ -161,54 +161,6 @@ def test_the_focused_index_on_the_real_scripts(tmp_path_factory: pytest.TempPath
         _same_answers(scripts, [path], frozenset())
 
 
-# -- the lexer's shortcuts are only shortcuts ----------------------------------------
-
-
-def _by_characters(text: str) -> list[list[object]]:
-    """The words the character loop alone gives (the whole-word match disabled)."""
-    import re
-
-    from governance.sweeps import shellwords
-
-    shortcut = shellwords._SIMPLE_WORD
-    shellwords._SIMPLE_WORD = re.compile(r"(?!)")
-    try:
-        return [list(words) for words in commands(text)]
-    finally:
-        shellwords._SIMPLE_WORD = shortcut
-
-
-LEXER_ALPHABET = [
-    *ALPHABET.split(" "),
-    " ",
-    "  ",
-    "\t",
-    "\r",
-    "\n",
-    "<<-EOF\n",
-    "\\\n",
-    "A=",
-    "x=(",
-    "#x",
-]
-
-
-@settings(max_examples=400, deadline=None)
-@given(parts=st.lists(st.sampled_from(LEXER_ALPHABET), max_size=60))
-def test_the_lexer_shortcuts_give_the_character_loops_words(parts: list[str]) -> None:
-    text = "".join(parts)
-    assert [list(words) for words in commands(text)] == _by_characters(text)
-
-
-def test_the_lexer_shortcuts_on_the_real_scripts(tmp_path_factory: pytest.TempPathFactory) -> None:
-    clone = clone_scripts_bundle(tmp_path_factory)
-    scripts = sorted((clone / "benchmarks").rglob("*.sh"))
-    assert len(scripts) > 100
-    for path in scripts:
-        text = path.read_text("utf-8", "replace")
-        assert [list(words) for words in commands(text)] == _by_characters(text), path
-
-
 GAPPY = [
     "q",
     "u",
