@@ -95,9 +95,10 @@ def scripts_folder(
             written = write_folder(repo, commit, prefix, temp)
             yield ScriptsFolder(temp, written.files, written.modes, written.refused)
             return
+        contents = repo.read_blobs_by_id([blob for _mode, blob in entries.values()])
         scripts = ScriptsFolder(
             temp,
-            {path: repo.read_blob_by_id(blob) for path, (_mode, blob) in entries.items()},
+            dict(zip(entries, contents, strict=True)),
             {path: mode == EXECUTABLE_MODE for path, (mode, _blob) in entries.items()},
             blobs={path: blob for path, (_mode, blob) in entries.items()},
             listing=frozenset(path[len(prefix) + 1 :] for path in entries),

@@ -15,6 +15,10 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
+# Requests written at once: ~50 bytes each, well inside a pipe's 64 KiB, so
+# git never waits on a full stdin while this side waits on its answers.
+_CHUNK = 256
+
 
 @dataclass(frozen=True, slots=True)
 class ObjectInfo:
@@ -61,6 +65,30 @@ class CatFile:
             data = process.stdout.read(info.size)
             process.stdout.read(1)  # the newline after the contents
             return info, data
+
+    def contents_of(self, shas: list[str]) -> list[bytes | None]:
+        """The contents of many objects by SHA, in order (None: missing). The
+        requests go in chunks small enough for the pipe, then the answers are
+        read: one round trip per chunk, not per object."""
+        out: list[bytes | None] = []
+        for start in range(0, len(shas), _CHUNK):
+            chunk = shas[start : start + _CHUNK]
+            if any(len(sha) != 40 or not sha.isalnum() for sha in chunk):
+                out.extend(self._ask("contents", sha)[1] for sha in chunk)
+                continue
+            with self._lock:
+                process = self._start()
+                assert process.stdin is not None and process.stdout is not None
+                process.stdin.write(b"".join(b"contents %s\n" % sha.encode() for sha in chunk))
+                process.stdin.flush()
+                for _sha in chunk:
+                    header = process.stdout.readline().rstrip(b"\n").split(b" ")
+                    if len(header) != 3:
+                        out.append(None)
+                        continue
+                    out.append(process.stdout.read(int(header[2])))
+                    process.stdout.read(1)  # the newline after the contents
+        return out
 
     def info(self, name: str) -> ObjectInfo | None:
         return self._ask("info", name)[0]

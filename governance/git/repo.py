@@ -232,11 +232,16 @@ class GitRepo:
         blob = self.blob_id(tree, path)  # `<tree>:<path>` resolves like `<commit>:<path>`
         return None if blob is None else self.read_blob_by_id(blob)
 
+    def read_blobs_by_id(self, blob_shas: list[str]) -> list[bytes]:
+        """Blobs' bytes by SHA, many in one pass; a missing one is exit 2."""
+        found = self._objects.contents_of(blob_shas)
+        for sha, data in zip(blob_shas, found, strict=True):
+            if data is None:
+                raise UsageError(f"git object {sha} is missing", "run `git fsck`")
+        return [data for data in found if data is not None]
+
     def read_blob_by_id(self, blob_sha: str) -> bytes:
-        found = self._objects.contents(blob_sha)
-        if found is None:
-            raise UsageError(f"git object {blob_sha} is missing", "run `git fsck`")
-        return found[1]
+        return self.read_blobs_by_id([blob_sha])[0]
 
     def _index_blob(self, name: str) -> bytes | None:
         # A fresh process: the long-lived reader loaded the index when it
