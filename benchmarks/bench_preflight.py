@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from governance.sweeps.shellscan import build_index, flag_uses, flag_warnings, worth_checking
+from governance.sweeps.flagindex import build_index, flag_warnings, worth_checking
+from governance.sweeps.shellscan import flag_uses
 
 DEFAULT_BUNDLE = next(
     (

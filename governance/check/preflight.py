@@ -296,7 +296,7 @@ def _flag_warnings(
     changed: frozenset[str],
     read_uses: Callable[[bytes], Sequence[FlagUse]],
 ) -> tuple[list[Violation], int]:
-    from governance.sweeps.shellscan import flag_warnings, focused_index
+    from governance.sweeps.flagindex import flag_warnings, focused_index
 
     scripts = {p: d for p, d in files.items() if p.endswith(".sh") and len(d) <= MAX_SCRIPT_BYTES}
     reviewed = {path: read_uses(scripts[path]) for path in checked if path in scripts}

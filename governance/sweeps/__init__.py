@@ -26,7 +26,8 @@
 * `runfiles`       - a run's own folder, the files it left (size, SHA-256), their check.
 * `ledger`         - the run ledger: launched rows, their files, what each commit's results are.
 * `shellwords`     - a small shell lexer: script text -> simple commands as words (pure).
-* `shellscan`      - serving-engine flags in launch scripts and the GOV713 rule (pure).
+* `shellscan`      - serving-engine flag uses in launch scripts (pure).
+* `flagindex`      - the uses of many scripts indexed, and the GOV713 rule (pure).
 * `reuse`          - per-row reuse at merge time (pure).
 * `reuse_pin`      - `/reuse-sweep-run [RUN_ID]` comments: who is heard, which pins reuse (pure).
 * `dispatch`       - the launch service: plan -> resolved jobs -> launcher -> ledger.

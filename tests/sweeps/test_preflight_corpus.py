@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from governance.sweeps.shellscan import build_index, flag_uses, flag_warnings
+from governance.sweeps.flagindex import build_index, flag_warnings
+from governance.sweeps.shellscan import flag_uses
 from tests.harness import clone_scripts_bundle, git, run_gov
 
 pytestmark = pytest.mark.corpus

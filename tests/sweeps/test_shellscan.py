@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governance.sweeps.shellscan import build_index, flag_uses, flag_warnings, focused_index
+from governance.sweeps.flagindex import build_index, flag_warnings, focused_index
+from governance.sweeps.shellscan import flag_uses
 from governance.sweeps.shellwords import commands
 from tests.harness import clone_scripts_bundle
 
@@ -199,7 +200,7 @@ def test_the_squeezed_lookup_answers_as_the_gapped_patterns(
 ) -> None:
     import re
 
-    from governance.sweeps.shellscan import _could_hold, _spelling
+    from governance.sweeps.flagindex import _could_hold, _spelling
 
     by_pattern = re.compile(b"|".join(_spelling(t, f) for t, f in words), re.IGNORECASE)
     expected = not data.isascii() or by_pattern.search(data) is not None
