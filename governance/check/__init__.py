@@ -11,6 +11,7 @@
 * `render`         - findings as text, JSON, GitHub annotations and markdown.
 * `findings_cache` - the plan half of a check, cached by the bytes it judged.
 * `flag_cache`     - launch scripts' serving-engine flag uses, remembered by their bytes.
+* `syntax`         - GOV711, `bash -n` on a launch script, its answer remembered by the bytes.
 * `answers`        - rendered check and plan answers, remembered by their inputs.
 * `schemas`        - the JSON Schemas under `schemas/`, generated from the models.
 * `sides`          - the settings of one side (the checkout, a revision, main's tip): the one loader.

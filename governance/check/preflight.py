@@ -11,10 +11,7 @@ snapshot being judged, running bash; the analysis is pure.
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +30,7 @@ if TYPE_CHECKING:
     from governance.sweeps.dispatch import Resolved
     from governance.sweeps.shellscan import FlagUse
 
-BASH_TIMEOUT_SECONDS = 20.0
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024  # a launch script larger than this is not scanned
-_BASH_ERROR = re.compile(r"^(?P<file>.*?): line (?P<line>\d+): (?P<message>.*)$")
 
 
 @dataclass(slots=True)
@@ -115,6 +110,7 @@ def run_preflight(
     """Check the scripts the plan `document`'s rows will run, as they are in
     the snapshot being judged (`head_commit`, or the working tree).
     `read_cache=False` (`--no-cache`): scripts' flag uses are lexed afresh."""
+    from governance.check import syntax
     from governance.check.flag_cache import FlagUseCache
     from governance.core.state import StateLayout
     from governance.sweeps.dispatch import SweepPaths, resolve_rows, resolver_for
@@ -128,6 +124,7 @@ def run_preflight(
     single = [row for row in rows if not row.is_multinode]
     result.skipped_multinode = len(rows) - len(single)
     prefix = settings.scripts.rstrip("/")
+    cache = FlagUseCache(StateLayout(repo.git_dir).shell_cache, read=read_cache)
     with scripts_folder(repo, settings, head_commit) as snapshot:
         folder, files, modes = snapshot.folder, snapshot.files, snapshot.modes
         result.violations += [_unsafe_entry(entry) for entry in snapshot.refused]
@@ -150,11 +147,13 @@ def run_preflight(
             data = files.get(path, b"")
             result.files[path] = data
             result.violations += _runnable(path, data, modes.get(path, False))
-            result.violations += _syntax(path, snapshot.on_disk(path, prefix), data)
+            on_disk = functools.partial(snapshot.on_disk, path, prefix)
+            pack = cache.pack if read_cache else None
+            result.violations += syntax.violations(path, on_disk, data, pack)
         changed = (
             _changed(repo, base_commit, prefix, files, snapshot.blobs) if tracked else frozenset()
         )
-        uses = FlagUseCache(StateLayout(repo.git_dir).shell_cache, read=read_cache).uses
+        uses = cache.uses
         result.warnings, result.scanned = _flag_warnings(files, result.scripts, changed, uses)
     result.violations = _dedupe(result.violations)
     return result
@@ -208,64 +207,6 @@ def _runnable(path: str, data: bytes, executable: bool) -> list[Violation]:
             )
         ]
     return []
-
-
-def _shell(data: bytes) -> bool:
-    """Is the script for a POSIX shell or bash (what `bash -n` can judge)?"""
-    if not data.startswith(b"#!"):
-        return True
-    first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
-    words = first[2:].split()
-    name = words[0].rsplit("/", 1)[-1] if words else ""
-    if name == "env" and len(words) > 1:
-        name = words[1].rsplit("/", 1)[-1]
-    return name in ("bash", "sh", "dash", "ksh")
-
-
-def _syntax(path: str, file: Path, data: bytes) -> list[Violation]:
-    if not _shell(data):
-        return []
-    bash = shutil.which("bash")
-    if bash is None:
-        return [
-            violation(
-                "GOV711",
-                "bash is not installed: the syntax was not checked",
-                path,
-                hint="install bash",
-            )
-        ]
-    try:
-        done = subprocess.run(
-            [bash, "-n", str(file)],
-            capture_output=True,
-            timeout=BASH_TIMEOUT_SECONDS,
-            check=False,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
-        )
-    except subprocess.TimeoutExpired:
-        return [violation("GOV711", "`bash -n` did not finish", path, hint="simplify the script")]
-    if done.returncode == 0:
-        return []
-    out = []
-    for line in done.stderr.decode("utf-8", "replace").splitlines():
-        match = _BASH_ERROR.match(line)
-        if match:
-            out.append(
-                violation(
-                    "GOV711",
-                    f"bash -n: {match.group('message')}",
-                    path,
-                    int(match.group("line")),
-                    1,
-                    "fix the shell syntax; `bash -n SCRIPT` shows the same",
-                )
-            )
-    return out or [
-        violation(
-            "GOV711", f"bash -n failed (exit {done.returncode})", path, hint="run bash -n on it"
-        )
-    ]
 
 
 def _changed(
