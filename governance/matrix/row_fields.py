@@ -43,12 +43,23 @@ WORKER: tuple[Field, ...] = (
     ("hardware", "str?", None),
     ("additional-settings", "list[str]", ()),
 )
-SINGLE_NODE: tuple[Field, ...] = (
+# What fixed-sequence rows share before their topology, and after their concurrency.
+_FIXED_HEAD: tuple[Field, ...] = (
     *_HEAD,
     ("spec-decoding", "str", REQUIRED),
     ("runner", "str", REQUIRED),
     ("isl", "int", REQUIRED),
     ("osl", "int", REQUIRED),
+)
+_FIXED_RUN: tuple[Field, ...] = (
+    ("max-model-len", "int", REQUIRED),
+    ("exp-name", "str", REQUIRED),
+    ("disagg", "bool", REQUIRED),
+    ("run-eval", "bool", REQUIRED),
+    ("eval-only", "bool", False),
+)
+SINGLE_NODE: tuple[Field, ...] = (
+    *_FIXED_HEAD,
     ("tp", "int", REQUIRED),
     ("pp", "int", REQUIRED),
     ("dcp-size", "int", REQUIRED),
@@ -56,28 +67,16 @@ SINGLE_NODE: tuple[Field, ...] = (
     ("ep", "int", REQUIRED),
     ("dp-attn", "bool", REQUIRED),
     ("conc", "int", REQUIRED),
-    ("max-model-len", "int", REQUIRED),
-    ("exp-name", "str", REQUIRED),
-    ("disagg", "bool", REQUIRED),
-    ("run-eval", "bool", REQUIRED),
-    ("eval-only", "bool", False),
+    *_FIXED_RUN,
     ("router", "router?", None),
     ("recipe-fingerprint", "str?", None),
 )
 MULTI_NODE: tuple[Field, ...] = (
-    *_HEAD,
-    ("spec-decoding", "str", REQUIRED),
-    ("runner", "str", REQUIRED),
-    ("isl", "int", REQUIRED),
-    ("osl", "int", REQUIRED),
+    *_FIXED_HEAD,
     ("prefill", "worker", REQUIRED),
     ("decode", "worker", REQUIRED),
     ("conc", "list[int]", REQUIRED),
-    ("max-model-len", "int", REQUIRED),
-    ("exp-name", "str", REQUIRED),
-    ("disagg", "bool", REQUIRED),
-    ("run-eval", "bool", REQUIRED),
-    ("eval-only", "bool", False),
+    *_FIXED_RUN,
     ("eval-conc", "int?", None),
     ("eval-all-concs", "bool", False),
     ("router", "router?", None),
