@@ -93,12 +93,16 @@ def _ledger(repo: Repo) -> Ledger:
     return Ledger(path)
 
 
-def _wait_file(path: Path) -> None:
-    """Until `path` exists (the bound is only against a hang)."""
+def _wait_until(done: Callable[[], bool], what: str) -> None:
+    """Until `done()` (the bound is only against a hang)."""
     deadline = time.monotonic() + HANG_GUARD
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} did not appear"
+    while not done():
+        assert time.monotonic() < deadline, f"still waiting: {what}"
         time.sleep(0.01)
+
+
+def _wait_file(path: Path) -> None:
+    _wait_until(path.exists, f"{path.name} to appear")
 
 
 PREPARE = ("prepare-merge", "--pr", str(PR), "--sweep")
@@ -214,10 +218,8 @@ def test_a_row_that_died_while_gov_was_down_is_recorded_failed_and_rerun(
     repo = _setup(sweep_repo_factory("died"), sync)
     dead, folder, record = _killed_at_first_row(gov_exe, repo, sync)
     _end(record)  # the row dies too, before it could write its exit status
-    deadline = time.monotonic() + HANG_GUARD
-    while same_process(record["pid"], record["start_time"]):  # SIGKILL lands asynchronously
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    # SIGKILL lands asynchronously.
+    _wait_until(lambda: not same_process(record["pid"], record["start_time"]), "the row to die")
     (sync / "release").touch()
     rerun = run_gov("prepare-merge", "--pr", str(PR), "--sweep", cwd=repo.path)
     assert rerun.exit_code == 0, rerun.stdout + rerun.stderr
@@ -241,10 +243,7 @@ def test_a_row_that_finished_while_gov_was_down_is_collected_not_rerun(
     dead, folder, _record = _killed_at_first_row(gov_exe, repo, sync)
     (sync / "release").touch()  # the row ends with no gov waiting on it
     _wait_file(folder / EXIT_NAME)
-    deadline = time.monotonic() + HANG_GUARD
-    while lock_held(folder):  # until the wrapper has exited too
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    _wait_until(lambda: not lock_held(folder), "the wrapper to exit")
     rerun = run_gov("prepare-merge", "--pr", str(PR), "--sweep", cwd=repo.path)
     assert rerun.exit_code == 0, rerun.stdout + rerun.stderr
     rows = (sync / "counter").read_text().splitlines()
