@@ -14,6 +14,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 # Requests written at once: ~50 bytes each, well inside a pipe's 64 KiB, so
 # git never waits on a full stdin while this side waits on its answers.
@@ -48,47 +49,33 @@ class CatFile:
             weakref.finalize(self, _stop, self._process)
         return self._process
 
-    def _ask(self, command: str, name: str) -> tuple[ObjectInfo | None, bytes | None]:
-        if "\n" in name or not name:
-            return None, None  # not a name git could look up
+    def _exchange(
+        self, command: str, names: list[str]
+    ) -> list[tuple[ObjectInfo | None, bytes | None]]:
+        """`command NAME` for each name, the requests written at once and the
+        answers read in order (a name git could not look up answers None)."""
+        out: list[tuple[ObjectInfo | None, bytes | None]] = []
         with self._lock:
             process = self._start()
             assert process.stdin is not None and process.stdout is not None
-            process.stdin.write(f"{command} {name}\n".encode())
+            asked = [name for name in names if _askable(name)]
+            process.stdin.write(b"".join(f"{command} {name}\n".encode() for name in asked))
             process.stdin.flush()
-            header = process.stdout.readline().rstrip(b"\n").split(b" ")
-            if len(header) != 3:  # "<name> missing" or "<name> ambiguous"
-                return None, None
-            info = ObjectInfo(header[0].decode(), header[1].decode(), int(header[2]))
-            if command != "contents":
-                return info, None
-            data = process.stdout.read(info.size)
-            process.stdout.read(1)  # the newline after the contents
-            return info, data
+            for name in names:
+                out.append(_answer(process.stdout, command) if _askable(name) else (None, None))
+        return out
+
+    def _ask(self, command: str, name: str) -> tuple[ObjectInfo | None, bytes | None]:
+        return self._exchange(command, [name])[0]
 
     def contents_of(self, shas: list[str]) -> list[bytes | None]:
-        """The contents of many objects by SHA, in order (None: missing). The
-        requests go in chunks small enough for the pipe, then the answers are
-        read: one round trip per chunk, not per object."""
-        out: list[bytes | None] = []
-        for start in range(0, len(shas), _CHUNK):
-            chunk = shas[start : start + _CHUNK]
-            if any(len(sha) != 40 or not sha.isalnum() for sha in chunk):
-                out.extend(self._ask("contents", sha)[1] for sha in chunk)
-                continue
-            with self._lock:
-                process = self._start()
-                assert process.stdin is not None and process.stdout is not None
-                process.stdin.write(b"".join(b"contents %s\n" % sha.encode() for sha in chunk))
-                process.stdin.flush()
-                for _sha in chunk:
-                    header = process.stdout.readline().rstrip(b"\n").split(b" ")
-                    if len(header) != 3:
-                        out.append(None)
-                        continue
-                    out.append(process.stdout.read(int(header[2])))
-                    process.stdout.read(1)  # the newline after the contents
-        return out
+        """The contents of many objects by SHA, in order (None: missing): one
+        round trip per chunk of requests small enough for the pipe, not per object."""
+        return [
+            data
+            for start in range(0, len(shas), _CHUNK)
+            for _info, data in self._exchange("contents", shas[start : start + _CHUNK])
+        ]
 
     def info(self, name: str) -> ObjectInfo | None:
         return self._ask("info", name)[0]
@@ -101,6 +88,23 @@ class CatFile:
         if self._process is not None:
             _stop(self._process)
             self._process = None
+
+
+def _askable(name: str) -> bool:
+    return bool(name) and "\n" not in name
+
+
+def _answer(stdout: IO[bytes], command: str) -> tuple[ObjectInfo | None, bytes | None]:
+    """One answer: the header line, then the contents when they were asked for."""
+    header = stdout.readline().rstrip(b"\n").split(b" ")
+    if len(header) != 3:  # "<name> missing" or "<name> ambiguous"
+        return None, None
+    info = ObjectInfo(header[0].decode(), header[1].decode(), int(header[2]))
+    if command != "contents":
+        return info, None
+    data = stdout.read(info.size)
+    stdout.read(1)  # the newline after the contents
+    return info, data
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
