@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from governance.matrix.model import SweepEntry, kebab
-from governance.matrix.plan_entry import AGENTIC
+from governance.matrix.row_fields import row_kind
 
 
 class _Out(BaseModel):
@@ -155,12 +155,14 @@ class PlanDocument(BaseModel):
     changelog_metadata: ChangelogMetadata
 
 
+_MODELS: dict[tuple[bool, bool], type[_RowHead]] = {
+    (False, False): SingleNodeRow,
+    (False, True): MultiNodeRow,
+    (True, False): AgenticRow,
+    (True, True): MultiNodeAgenticRow,
+}
+
+
 def model_row(row: dict[str, Any]) -> dict[str, Any]:
     """A row through its output model (`row_fields.normalise_row` tries the plain way first)."""
-    agentic = row.get("scenario-type") == AGENTIC
-    multinode = row.get("prefill") is not None
-    if agentic:
-        schema: type[_RowHead] = MultiNodeAgenticRow if multinode else AgenticRow
-    else:
-        schema = MultiNodeRow if multinode else SingleNodeRow
-    return schema.model_validate(row).dump()
+    return _MODELS[row_kind(row)].model_validate(row).dump()

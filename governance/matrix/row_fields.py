@@ -173,18 +173,22 @@ def _plain(fields: tuple[Field, ...], row: Any) -> dict[str, Any] | None:
     return out
 
 
-def row_fields(row: Mapping[str, Any]) -> tuple[Field, ...]:
-    """The output schema a row belongs to: agentic or not, multi-node or not."""
-    agentic = row.get("scenario-type") == _AGENTIC
-    multinode = row.get("prefill") is not None
-    if agentic:
-        return MULTI_NODE_AGENTIC if multinode else AGENTIC_ROW
-    return MULTI_NODE if multinode else SINGLE_NODE
+def row_kind(row: Mapping[str, Any]) -> tuple[bool, bool]:
+    """Which output schema a row belongs to: (agentic, multi-node)."""
+    return row.get("scenario-type") == _AGENTIC, row.get("prefill") is not None
+
+
+_TABLES = {
+    (False, False): SINGLE_NODE,
+    (False, True): MULTI_NODE,
+    (True, False): AGENTIC_ROW,
+    (True, True): MULTI_NODE_AGENTIC,
+}
 
 
 def plain_row(row: Mapping[str, Any]) -> dict[str, Any] | None:
     """`row` in its schema's order with defaults, or None when the models must judge it."""
-    return _plain(row_fields(row), row) if type(row) is dict else None
+    return _plain(_TABLES[row_kind(row)], row) if type(row) is dict else None
 
 
 def normalise_row(row: dict[str, Any]) -> dict[str, Any]:
