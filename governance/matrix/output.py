@@ -8,7 +8,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from governance.matrix.model import SweepEntry, kebab
-from governance.matrix.row_fields import row_kind
 
 
 class _Out(BaseModel):
@@ -163,6 +162,7 @@ _MODELS: dict[tuple[bool, bool], type[_RowHead]] = {
 }
 
 
-def model_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A row through its output model (`row_fields.normalise_row` tries the plain way first)."""
-    return _MODELS[row_kind(row)].model_validate(row).dump()
+def model_row(row: dict[str, Any], kind: tuple[bool, bool]) -> dict[str, Any]:
+    """A row through its output model; `kind` is `row_fields.row_kind(row)`
+    (`row_fields.normalise_row` tries the plain way first)."""
+    return _MODELS[kind].model_validate(row).dump()

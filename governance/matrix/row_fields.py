@@ -199,4 +199,4 @@ def normalise_row(row: dict[str, Any]) -> dict[str, Any]:
         return plain
     from governance.matrix.output import model_row
 
-    return model_row(row)
+    return model_row(row, row_kind(row))
