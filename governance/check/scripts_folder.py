@@ -71,6 +71,30 @@ def _lookup_is_exact(entries: Mapping[str, tuple[str, str]], prefix: str) -> boo
     return not any(path[len(prefix) + 1 :] in folders for path in entries)
 
 
+def _working_tree_files(root: Path, prefix: str) -> tuple[dict[str, bytes], dict[str, bool]]:
+    """Every regular file below `root` (symlinks, and folders behind them,
+    skipped), its bytes and whether it is executable, in path order. One
+    `scandir` per folder: a hook runs this on every commit."""
+    found: list[tuple[list[str], str, str]] = []  # (path parts, repository path, file)
+    folders = [(root.as_posix(), [])] if root.is_dir() else []
+    while folders:
+        folder, parts = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((entry.path, [*parts, entry.name]))
+                elif entry.is_file(follow_symlinks=False):
+                    names = [*parts, entry.name]
+                    found.append((names, f"{prefix}/{'/'.join(names)}", entry.path))
+    found.sort(key=lambda item: item[0])  # the order pathlib's sorted paths had
+    files, modes = {}, {}
+    for _parts, path, file in found:
+        with open(file, "rb") as handle:
+            files[path] = handle.read()
+        modes[path] = os.access(file, os.X_OK)
+    return files, modes
+
+
 @contextmanager
 def scripts_folder(
     repo: GitRepo, settings: Settings, commit: str | None
@@ -80,12 +104,7 @@ def scripts_folder(
     prefix = settings.scripts.rstrip("/")
     if commit is None:
         root = repo.root / prefix
-        files, modes = {}, {}
-        for file in sorted(root.rglob("*")) if root.is_dir() else []:
-            if file.is_file() and not file.is_symlink():
-                path = f"{prefix}/{file.relative_to(root).as_posix()}"
-                files[path] = file.read_bytes()
-                modes[path] = os.access(file, os.X_OK)
+        files, modes = _working_tree_files(root, prefix)
         yield ScriptsFolder(root, files, modes)
         return
     temp = Path(tempfile.mkdtemp(prefix="gov-preflight-"))

@@ -206,3 +206,41 @@ def test_the_flag_uses_of_unchanged_scripts_are_remembered_by_their_bytes(repo: 
     assert "other_sglang.sh:9:99" in out["warnings"][0]["message"]
     _code, out = check(repo, "--no-cache")
     assert "other_sglang.sh:3:18" in out["warnings"][0]["message"]
+
+
+def test_the_working_tree_folder_is_read_as_the_pathlib_walk_read_it(tmp_path: Path) -> None:
+    """The hook reads the working tree's scripts with one `scandir` per
+    folder; the files, their order and their executable bits are what the
+    sorted `rglob` walk gave: symlinked files and folders skipped, `a-b/`
+    sorted after `a/` (by path parts, not by string)."""
+    import os
+
+    from governance.check.scripts_folder import _working_tree_files
+
+    root = tmp_path / "benchmarks"
+    for name, text in {
+        "a/x.sh": "1",
+        "a-b/x.sh": "2",
+        "a.sh": "3",
+        "single_node/fixed_seq_len/m_fp8_h100.sh": "4",
+        "z/deep/er/y.py": "5",
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (root / "a" / "x.sh").chmod(0o755)
+    (root / "link.sh").symlink_to("a.sh")
+    (root / "linked-folder").symlink_to("z", target_is_directory=True)
+    (root / "empty").mkdir()
+
+    expected_files, expected_modes = {}, {}
+    for file in sorted(root.rglob("*")):
+        if file.is_file() and not file.is_symlink():
+            path = f"benchmarks/{file.relative_to(root).as_posix()}"
+            expected_files[path] = file.read_bytes()
+            expected_modes[path] = os.access(file, os.X_OK)
+
+    files, modes = _working_tree_files(root, "benchmarks")
+    assert list(files.items()) == list(expected_files.items())
+    assert modes == expected_modes and modes["benchmarks/a/x.sh"] is True
+    assert list(files)[:3] == ["benchmarks/a/x.sh", "benchmarks/a-b/x.sh", "benchmarks/a.sh"]
+    assert _working_tree_files(tmp_path / "absent", "benchmarks") == ({}, {})
