@@ -76,7 +76,7 @@ def _working_tree_files(root: Path, prefix: str) -> tuple[dict[str, bytes], dict
     skipped), its bytes and whether it is executable, in path order. One
     `scandir` per folder: a hook runs this on every commit."""
     found: list[tuple[list[str], str, str]] = []  # (path parts, repository path, file)
-    folders = [(root.as_posix(), [])] if root.is_dir() else []
+    folders: list[tuple[str, list[str]]] = [(root.as_posix(), [])] if root.is_dir() else []
     while folders:
         folder, parts = folders.pop()
         with os.scandir(folder) as entries:
