@@ -16,7 +16,6 @@ Pure: strings in, strings and Violations out.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 from governance.core.codes import violation
@@ -65,6 +64,8 @@ def fold_char(char: str) -> str:
         return ""
     if char in _CONFUSABLES:
         return _CONFUSABLES[char]
+    import unicodedata  # a C extension: loaded only when a name is not ASCII
+
     compatible = unicodedata.normalize("NFKC", char)
     if compatible.isascii():
         return compatible
@@ -87,6 +88,8 @@ def fold(name: str) -> str:
 
 def describe(char: str) -> str:
     """`U+0430 CYRILLIC SMALL LETTER A`."""
+    import unicodedata
+
     return f"U+{ord(char):04X} {unicodedata.name(char, 'unnamed character')}"
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
 from governance.core.codes import violation
@@ -365,6 +363,9 @@ def _dram_budget(
                 "scenarios",
                 *where,
             )
+    from decimal import Decimal  # exact arithmetic: only agentic rows need it
+    from fractions import Fraction
+
     available_mib = min(hardware.available_cpu_dram_mib, DRAM_CAP_MIB)
     # exact decimal of the float's shortest text (0.8 is 8/10, not binary 0.8)
     utilization = Fraction(Decimal(repr(float(block["dram-utilization"]))))

@@ -13,8 +13,11 @@ import bisect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from governance.sweeps.shellwords import Word, commands
+if TYPE_CHECKING:
+    from governance.sweeps.shellwords import Word
+
 
 ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "atom": "ATOM"}
 # `python -m MODULE` modules that start a server, by engine.
@@ -73,6 +76,11 @@ def flag_uses(data: bytes) -> list[FlagUse]:
     def where(offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(starts, offset)
         return line, offset - starts[line - 1] + 1
+
+    # The lexer (a large regular expression) is compiled only when a script's
+    # uses are not remembered (`check.flag_cache`): a hook after an edit of
+    # the changelog lexes nothing.
+    from governance.sweeps.shellwords import commands
 
     out: list[FlagUse] = []
     pending = [(text, 0)]
