@@ -39,12 +39,13 @@ from governance.matrix.expand import EvalMode, generate  # noqa: E402
 from governance.matrix.plan import PlanOptions, assemble  # noqa: E402
 from governance.matrix.row_fields import normalise_row  # noqa: E402
 from governance.matrix.sources import catalog_at  # noqa: E402
-from governance.sweeps.dispatch import launch_rows, resolve_rows  # noqa: E402
+from governance.sweeps.dispatch import launch_rows  # noqa: E402
 from governance.sweeps.identity import plan_rows  # noqa: E402
 from governance.sweeps.ledger import Ledger  # noqa: E402
 from governance.sweeps.local_launcher import LocalLauncher  # noqa: E402
 from governance.sweeps.naming import ScriptResolver  # noqa: E402
 from governance.sweeps.plan_file import load_plan  # noqa: E402
+from governance.sweeps.resolve import resolve_rows  # noqa: E402
 
 BUNDLE = ROOT / ".." / "shared" / "corpus" / "inferencex.bundle"
 GOV = Path(sys.executable).parent / "gov"

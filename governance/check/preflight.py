@@ -27,7 +27,7 @@ from governance.git.snapshot import UnsafeTreePath
 if TYPE_CHECKING:
     from governance.changelog.rules import Verdict
     from governance.check.options import CheckOptions
-    from governance.sweeps.dispatch import Resolved
+    from governance.sweeps.resolve import Resolved
     from governance.sweeps.shellscan import FlagUse
 
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024  # a launch script larger than this is not scanned
@@ -113,8 +113,8 @@ def run_preflight(
     from governance.check import syntax
     from governance.check.flag_cache import FlagUseCache
     from governance.core.state import StateLayout
-    from governance.sweeps.dispatch import SweepPaths, resolve_rows, resolver_for
     from governance.sweeps.identity import plan_rows
+    from governance.sweeps.resolve import SweepPaths, resolve_rows, resolver_for
 
     tracked = in_repository(repo, settings)
     if not tracked:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from governance.core.settings import Settings
-    from governance.sweeps.dispatch import Resolved, SweepPaths
+    from governance.sweeps.resolve import Resolved, SweepPaths
 
 
 def runner_note(resolved: "Sequence[Resolved]", paths: "SweepPaths", settings: "Settings") -> str:

@@ -30,7 +30,7 @@ def queue_report(
     from governance.merge.queue_costs import landed_costs
     from governance.merge.queue_report import build_report, parse_since
     from governance.merge.queue_report_render import render_markdown, render_text, report_data
-    from governance.sweeps.dispatch import sweep_paths
+    from governance.sweeps.resolve import sweep_paths
 
     moment = parse_since(since) if since is not None else None
     repo, settings, store = open_main()  # `ledger` as main has it

@@ -24,8 +24,8 @@ from governance.cli.common import (
 from governance.core.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 if TYPE_CHECKING:
-    from governance.sweeps.dispatch import Resolved
     from governance.sweeps.ledger import LedgerRun
+    from governance.sweeps.resolve import Resolved
     from governance.sweeps.schedule import Schedule
 
 
@@ -140,16 +140,13 @@ def launch(
         failures,
         harness_reader,
         launch_rows,
-        resolve_rows,
-        resolver_for,
-        select_only,
-        sweep_paths,
     )
     from governance.sweeps.identity import plan_rows
     from governance.sweeps.jobs import machine_name
     from governance.sweeps.launcher import default_launcher, get_launcher
     from governance.sweeps.ledger import Ledger
     from governance.sweeps.plan_file import load_plan, verify_fingerprints
+    from governance.sweeps.resolve import resolve_rows, resolver_for, select_only, sweep_paths
     from governance.sweeps.runner_jobs import refused_allocations, swept_checkout
 
     if show_env and not dry_run:
@@ -293,8 +290,8 @@ def runs_list(
 ) -> None:
     """Every recorded run, oldest first (or, with --commit, one commit's rows)."""
     from governance.core.diagnostics import UsageError
-    from governance.sweeps.dispatch import sweep_paths
     from governance.sweeps.ledger import Ledger
+    from governance.sweeps.resolve import sweep_paths
     from governance.sweeps.runfiles import evidence
 
     repo, settings = open_repo()
@@ -329,8 +326,8 @@ def runs_show(
 ) -> None:
     """The runs of one recipe (all concurrencies)."""
     from governance.core.diagnostics import UsageError
-    from governance.sweeps.dispatch import HEX_PREFIX, sweep_paths
     from governance.sweeps.ledger import Ledger
+    from governance.sweeps.resolve import HEX_PREFIX, sweep_paths
 
     if not HEX_PREFIX.fullmatch(fingerprint.lower()):
         raise UsageError(

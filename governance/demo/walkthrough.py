@@ -31,8 +31,8 @@ from governance.merge.sweep_service import sweep_after_merge
 from governance.merge.sweep_step import SweepAfterMerge, SweepOptions
 from governance.results.render import render_text as render_comparison
 from governance.results.service import compare_pr
-from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.ledger import Ledger
+from governance.sweeps.resolve import sweep_paths
 from governance.sweeps.reuse import ReuseMode
 from governance.sweeps.runfiles import evidence
 

@@ -96,7 +96,7 @@ def _prepare_locked(
 
 
 def _results_root(repo: GitRepo, settings: Settings) -> Path:
-    from governance.sweeps.dispatch import sweep_paths
+    from governance.sweeps.resolve import sweep_paths
 
     return sweep_paths(repo.root, repo.git_dir, settings).results
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from governance.sweeps.dispatch import LaunchResult, Resolved
+from governance.sweeps.dispatch import LaunchResult
+from governance.sweeps.resolve import Resolved
 from governance.sweeps.reuse import ReuseDecision
 
 

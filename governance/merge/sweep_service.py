@@ -22,15 +22,7 @@ from governance.core.codes import violation
 from governance.core.diagnostics import FindingsError, GovError
 from governance.merge.sweep_keys import row_keys, schedule
 from governance.merge.sweep_section import SweepSection
-from governance.sweeps.dispatch import (
-    Progress,
-    adapt_for_launcher,
-    harness_reader,
-    launch_rows,
-    resolve_rows,
-    resolver_for,
-    sweep_paths,
-)
+from governance.sweeps.dispatch import Progress, adapt_for_launcher, harness_reader, launch_rows
 from governance.sweeps.harness_files import CheckoutHarness
 from governance.sweeps.identity import PlanRow, RowError, job_key, plan_rows
 from governance.sweeps.jobs import DEFAULT_TIMEOUT_SECONDS, machine_name
@@ -38,6 +30,7 @@ from governance.sweeps.launcher import get_launcher
 from governance.sweeps.ledger import CommitRow, Ledger, LedgerRun
 from governance.sweeps.naming import ScriptResolver
 from governance.sweeps.priority import Signature
+from governance.sweeps.resolve import resolve_rows, resolver_for, sweep_paths
 from governance.sweeps.reuse import (
     IdentifiedRow,
     Reason,

@@ -114,7 +114,7 @@ class SweepAfterMerge(SweepHook):
         """A dead run's checkout kept for the launches this sweep adopted goes
         now they have ended (`scratch.clean_litter` kept it while they ran)."""
         from governance.merge.scratch import clean_litter
-        from governance.sweeps.dispatch import sweep_paths
+        from governance.sweeps.resolve import sweep_paths
 
         clean_litter(
             self.repo, sweep_paths(self.repo.root, self.repo.git_dir, self.settings).results
@@ -140,8 +140,8 @@ class SweepAfterMerge(SweepHook):
         written is reported, not raised."""
         import sqlite3
 
-        from governance.sweeps.dispatch import sweep_paths
         from governance.sweeps.ledger import Ledger
+        from governance.sweeps.resolve import sweep_paths
 
         path = sweep_paths(self.repo.root, self.repo.git_dir, self.settings).ledger
         try:

@@ -26,11 +26,12 @@ from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 from governance.results.artifacts import ArtifactPoint, collect, row_point
 from governance.results.reader import MAX_RESULT_BYTES
-from governance.sweeps.dispatch import harness_reader, resolve_rows, resolver_for, sweep_paths
+from governance.sweeps.dispatch import harness_reader
 from governance.sweeps.harness import Harness
 from governance.sweeps.identity import PlanRow, conc_label, job_key, plan_rows, row_recipe
 from governance.sweeps.jobs import ROW_JSON_NAME
 from governance.sweeps.ledger import Ledger, NewRun
+from governance.sweeps.resolve import resolve_rows, resolver_for, sweep_paths
 from governance.sweeps.reuse_pin import provenance
 from governance.sweeps.runfiles import launch_folder, record
 

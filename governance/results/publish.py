@@ -33,8 +33,8 @@ from governance.git.repo import GitRepo
 from governance.results.database import ResultRow
 from governance.results.reader import ResultError
 from governance.results.service import Unverifiable, point_of, results_database
-from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.ledger import Ledger, LedgerRun, Publications
+from governance.sweeps.resolve import sweep_paths
 from governance.sweeps.runfiles import RunFile
 
 

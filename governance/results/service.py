@@ -27,10 +27,10 @@ from governance.git.mainref import main_ref
 from governance.git.repo import GitRepo
 from governance.results.compare import ComparisonReport, Point, compare
 from governance.results.reader import MAX_RESULT_BYTES, Figures, ResultError, read_result
-from governance.sweeps.dispatch import sweep_paths
 from governance.sweeps.identity import SLOT_FIELDS, WORKER_SLOT_FIELDS
 from governance.sweeps.jobs import GOV_FILE_PREFIX, ROW_JSON_NAME
 from governance.sweeps.ledger import Ledger, LedgerRun
+from governance.sweeps.resolve import sweep_paths
 from governance.sweeps.runfiles import FileUnverifiable, RunFile, read_verified, run_evidence
 
 if TYPE_CHECKING:

@@ -30,7 +30,8 @@
 * `flagindex`      - the uses of many scripts indexed, and the GOV713 rule (pure).
 * `reuse`          - per-row reuse at merge time (pure).
 * `reuse_pin`      - `/reuse-sweep-run [RUN_ID]` comments: who is heard, which pins reuse (pure).
-* `dispatch`       - the launch service: plan -> resolved jobs -> launcher -> ledger.
+* `resolve`        - plan rows -> launch scripts: which script each row runs (dry run, preflight).
+* `dispatch`       - the launch service: resolved rows -> launcher -> ledger.
 * `resolution_counts` - a dry run's multi-node rows by how they resolve.
 * `priority`       - launch order: rows scored by the `priority` rules, canaries (pure).
 * `schedule`       - launching in that order, the canary phase and fail-fast.

@@ -29,7 +29,7 @@ from governance.sweeps.launches import Launches, OpenLaunch, me
 from governance.sweeps.ledger import Ledger, NewRun
 
 if TYPE_CHECKING:  # dispatch imports this module
-    from governance.sweeps.dispatch import Resolved
+    from governance.sweeps.resolve import Resolved
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,14 @@
-"""The launch service: plan document -> resolved jobs -> launcher -> ledger.
+"""The launch service: resolved rows -> launcher -> ledger.
 
-`resolve_rows` is what `--dry-run` shows; for a launch it gives every row a
-folder of its own in a new launch folder (`runfiles.launch_folder`).
-`launch_rows` runs what resolved, checks each succeeded job left its result
-file (the launcher only knows exit codes) and records every outcome, with
-the files each succeeded run left (size, SHA-256), in the ledger in one
-transaction.
+Which script each row runs is `sweeps.resolve`'s (`resolve_rows`, what
+`--dry-run` shows). `launch_rows` runs what resolved, checks each succeeded
+job left its result file (the launcher only knows exit codes) and records
+every outcome, with the files each succeeded run left (size, SHA-256), in
+the ledger in one transaction.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -18,177 +16,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from governance.core.codes import violation
-from governance.core.diagnostics import UsageError, Violation
-from governance.core.state import StateLayout
-from governance.sweeps.harness import Harness
+from governance.core.diagnostics import Violation
 from governance.sweeps.harness_files import CheckoutHarness
-from governance.sweeps.identity import (
-    PlanRow,
-    RowError,
-    conc_label,
-    job_key,
-    row_recipe,
-)
-from governance.sweeps.jobs import (
-    DEFAULT_TIMEOUT_SECONDS,
-    build_job,
-    check_row,
-    prepare_job_dir,
-)
+from governance.sweeps.identity import PlanRow, conc_label, row_recipe
+from governance.sweeps.jobs import prepare_job_dir
 from governance.sweeps.launcher import JobEvent, JobOutcome, JobStatus, Launcher, LaunchJob
-from governance.sweeps.naming import (
-    DEFAULT_SCRIPT_NAMES,
-    Resolution,
-    ScriptResolver,
-    TemplateError,
-)
-from governance.sweeps.runfiles import RunFile, launch_folder, record
+from governance.sweeps.resolve import Resolved, SweepPaths
+from governance.sweeps.runfiles import RunFile, record
 
-if TYPE_CHECKING:  # launching only: resolving rows (the check's preflight) needs neither
+if TYPE_CHECKING:
     from governance.core.settings import Settings
     from governance.sweeps.ledger import Ledger
     from governance.sweeps.schedule import Schedule
-
-HEX_PREFIX = re.compile(r"[0-9a-f]{1,64}")
-
-
-@dataclass(frozen=True, slots=True)
-class SweepPaths:
-    scripts: Path
-    results: Path
-    ledger: Path
-    checkout: Path  # the tree rows run from (their harness is read there)
-
-
-def sweep_paths(root: Path, git_dir: Path, settings: Settings) -> SweepPaths:
-    """Folders from settings; relative paths are relative to the repository root."""
-    state = StateLayout(git_dir.resolve())
-    scripts = root / settings.scripts
-    results = root / settings.results if settings.results else state.results
-    ledger = root / settings.ledger if settings.ledger else state.runs_db
-    return SweepPaths(scripts, results, ledger, root)
 
 
 def harness_reader(paths: SweepPaths, settings: Settings) -> CheckoutHarness:
     """What traces each row's harness in the checkout the rows run from."""
     where = f"{settings.source or 'settings'}"
     return CheckoutHarness(paths.checkout, settings.harness_inputs, where)
-
-
-def resolver_for(paths: SweepPaths, settings: Settings) -> ScriptResolver:
-    table = settings.script_names or DEFAULT_SCRIPT_NAMES
-    # How a CONFIG_FILE names the scripts folder: its path in the repository.
-    relative = "" if Path(settings.scripts).is_absolute() else Path(settings.scripts).as_posix()
-    try:
-        return ScriptResolver(paths.scripts, table, recipe_prefix=f"{relative or 'benchmarks'}/")
-    except TemplateError as exc:
-        where = f"{settings.source or 'settings'}: script-names"
-        raise UsageError(f"{where}: {exc}", "fix the template in [tool.gov.script-names]") from exc
-
-
-@dataclass(frozen=True, slots=True)
-class Resolved:
-    """One plan row on its way to a launcher (job None: why in `problem`)."""
-
-    row: PlanRow
-    key: str
-    script: Path | None
-    job: LaunchJob | None  # None in a dry run (nothing built) or with a problem
-    tried: tuple[str, ...] = ()
-    problem: str = ""
-    code: str = ""  # GOV702 no script / GOV703 unsafe value
-    resolution: Resolution | None = None  # what the naming rules said
-    harness: Harness | None = None  # the files the row runs (None: not traced)
-    via: str = ""  # what runs the script, when a launcher's adapter says (runner and node)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problem
-
-
-def select_only(rows: Sequence[PlanRow], only: Sequence[str]) -> list[PlanRow]:
-    """Rows whose fingerprint starts with one of `only` (hex prefixes)."""
-    if not only:
-        return list(rows)
-    prefixes = [p.lower() for p in only]
-    for prefix in prefixes:
-        if not HEX_PREFIX.fullmatch(prefix):
-            raise UsageError(
-                f"--only {prefix!r}: not a hex fingerprint prefix", "e.g. --only b5ed5309"
-            )
-    return [r for r in rows if r.fingerprint and r.fingerprint.startswith(tuple(prefixes))]
-
-
-def resolve_rows(
-    rows: Sequence[PlanRow],
-    resolver: ScriptResolver,
-    results_root: Path,
-    *,
-    machine: str,
-    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
-    build: bool = True,
-    harness: CheckoutHarness | None = None,
-) -> list[Resolved]:
-    """Script and job per row; `build=False` (dry run) only validates. The
-    jobs of one call are one launch: their folders are
-    `<results_root>/runs/<a new launch token>/<job key>/`. With `harness`,
-    each resolved row also gets the files it runs."""
-    launch_root = launch_folder(results_root)
-    out: list[Resolved] = []
-    seen: set[str] = set()
-    for row in rows:
-        try:
-            key = job_key(row)
-            row_recipe(row)
-        except RowError as exc:
-            out.append(Resolved(row, "-", None, None, (), str(exc), "GOV703"))
-            continue
-        if key in seen:  # the same point twice in one plan runs once
-            continue
-        seen.add(key)
-        found = resolver.resolve(row)
-        traced = None
-        if harness is not None and not found.problem:
-            entry = [p for p in (found.script, found.recipe_path) if p is not None]
-            traced = harness.of(entry) if entry else None
-        if found.problem:
-            code = found.code or "GOV702"
-            out.append(Resolved(row, key, None, None, found.tried, found.problem, code, found))
-            continue
-        if found.script is None and build:
-            problem = (
-                f"recipe {found.recipe} runs through {found.runner_missing}, which is not in "
-                "the scripts folder (docs/sweeps.md, 'Multi-node rows')"
-            )
-            out.append(Resolved(row, key, None, None, found.tried, problem, "GOV702", found))
-            continue
-        try:
-            if not build or found.script is None:
-                check_row(row, machine)
-                out.append(
-                    Resolved(
-                        row, key, found.script, None, found.tried, resolution=found, harness=traced
-                    )
-                )
-                continue
-            job = build_job(
-                row,
-                found.script,
-                launch_root=launch_root,
-                machine=machine,
-                timeout_seconds=timeout_seconds,
-                key=key,
-                recipe_path=found.recipe_path,
-            )
-        except RowError as exc:
-            out.append(
-                Resolved(row, key, found.script, None, found.tried, str(exc), "GOV703", found)
-            )
-            continue
-        out.append(
-            Resolved(row, key, found.script, job, found.tried, resolution=found, harness=traced)
-        )
-    return out
 
 
 def adapt_for_launcher(

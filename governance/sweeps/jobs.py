@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from governance.core.atomic import write_atomically
 from governance.sweeps import extra_env
 from governance.sweeps.identity import PlanRow, RowError, checked_fingerprint, conc_label, job_key
 from governance.sweeps.identity import safe_token as token
-from governance.sweeps.launcher import LaunchJob
 from governance.sweeps.multinode import node_count
 from governance.sweeps.naming import hardware_token
+
+if TYPE_CHECKING:
+    from governance.sweeps.launcher import LaunchJob
 
 ROW_JSON_NAME = "gov-row.json"
 # What gov itself writes in a row's folder (gov-row.json, the wrapper's
@@ -91,6 +92,8 @@ def _checked_env(row: PlanRow, env: dict[str, str]) -> dict[str, str]:
 
 def machine_name(launcher_name: str) -> str:
     """RUNNER_NAME / the RF machine part: `<launcher>-<host>` as a safe token."""
+    import socket  # launching only; the preflight's dry resolution names no host
+
     host = "".join(c if c.isalnum() or c in "-." else "-" for c in socket.gethostname())
     return f"{launcher_name}-{host.strip('-.') or 'host'}"[:64]
 
@@ -247,6 +250,9 @@ def build_job(
         env["GOV_NODES"] = str(nodes)
         if recipe_path is not None:
             env["GOV_RECIPE_PATH"] = str(recipe_path)
+    # Imported here: resolving rows (the preflight on every hook) builds no job.
+    from governance.sweeps.launcher import LaunchJob
+
     return LaunchJob(key, script, env, row_json, result_dir, timeout_seconds, nodes)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from governance.sweeps.dispatch import Resolved
+from governance.sweeps.resolve import Resolved
 
 
 @dataclass(slots=True)

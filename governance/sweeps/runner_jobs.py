@@ -35,7 +35,7 @@ from governance.sweeps.runfiles import launch_folder
 if TYPE_CHECKING:
     from governance.core.settings import Settings
     from governance.git.repo import GitRepo
-    from governance.sweeps.dispatch import Resolved, SweepPaths
+    from governance.sweeps.resolve import Resolved, SweepPaths
 
 WORKSPACES = ".runner"  # under the results folder: <results>/.runner/<launch>/<job key>
 FALLBACK_NOTE = "label not in the runner file"

@@ -51,12 +51,13 @@ from governance.matrix.sources import default_cache, plan_between
 from governance.merge import journal as jr
 from governance.merge.prepare import PrepareOptions, prepare_merge
 from governance.merge.sweep_step import SweepAfterMerge, SweepOptions
-from governance.sweeps.dispatch import launch_rows, resolve_rows
+from governance.sweeps.dispatch import launch_rows
 from governance.sweeps.harness_files import CheckoutHarness
 from governance.sweeps.identity import conc_label, plan_rows
 from governance.sweeps.ledger import Ledger
 from governance.sweeps.local_launcher import LocalLauncher
 from governance.sweeps.naming import ScriptResolver
+from governance.sweeps.resolve import resolve_rows
 from tests.harness import GOLDENS, require_corpus, writable_corpus_clone
 
 pytestmark = pytest.mark.corpus

@@ -178,7 +178,7 @@ def test_local_launch_of_the_example_multi_node_script(sweep_repo: Repo, tmp_pat
 
 
 def test_a_recipe_row_without_the_runner_cannot_launch(scripts_dir: Path, tmp_path: Path) -> None:
-    from governance.sweeps.dispatch import resolve_rows
+    from governance.sweeps.resolve import resolve_rows
 
     recipe_row = row(runner="b300", framework="dynamo-trt", prefill=cfg("recipes/b300/x.yaml"))
     resolver = ScriptResolver(scripts_dir)

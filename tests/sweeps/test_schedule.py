@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 from governance.core.settings_priority import PriorityRule
-from governance.sweeps.dispatch import LaunchResult, launch_rows, resolve_rows
+from governance.sweeps.dispatch import LaunchResult, launch_rows
 from governance.sweeps.identity import plan_rows
 from governance.sweeps.ledger import Ledger, LedgerRun
 from governance.sweeps.local_launcher import LocalLauncher
 from governance.sweeps.naming import ScriptResolver
 from governance.sweeps.priority import key_index
+from governance.sweeps.resolve import resolve_rows
 from governance.sweeps.schedule import Schedule
 from governance.sweeps.slurm_client import SlurmError
 from tests.sweeps.conftest import make_row, plan_of, write_script

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from governance.core.fingerprint import recipe_fingerprint
-from governance.sweeps.dispatch import launch_rows, resolve_rows
+from governance.sweeps.dispatch import launch_rows
 from governance.sweeps.identity import PlanRow, plan_rows
 from governance.sweeps.ledger import Ledger
 from governance.sweeps.local_launcher import LocalLauncher
 from governance.sweeps.naming import ScriptResolver
+from governance.sweeps.resolve import resolve_rows
 from tests.sweeps.conftest import SCRIPTS, make_row, plan_of, write_script
 
 HOSTILE = [
