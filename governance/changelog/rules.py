@@ -255,9 +255,10 @@ def _link_policy(
 ) -> list[Violation]:
     link = link_text(entry.pr_link)
     kind = policy.classify(link)
-    line, column = value_position(new, entry, "pr-link")
 
     def bad(code: str, message: str, hint: str) -> list[Violation]:
+        # Located only for a finding: the position costs a round-trip parse.
+        line, column = value_position(new, entry, "pr-link")
         return [violation(code, f"entry {entry.index}: {message}", new.path, line, column, hint)]
 
     placeholder = "XXX"

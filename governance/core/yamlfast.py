@@ -86,28 +86,39 @@ _CONVERT: dict[str, Callable[[str], Any]] = {
 }
 
 
-def plain_rules(table: ResolverTable) -> dict[str, tuple[tuple[str, Pattern[str]], ...]]:
+class PlainRules(dict[str, tuple[tuple[str, Pattern[str]], ...]]):
     """A resolver's table as `build` reads it: per first character, its rules
     then the rules for any character, the patterns compiled (ruamel's are
-    lazily compiled proxies, a third of the lookup time)."""
-    anywhere = tuple(table.get(None, ()))
-    compiled: dict[tuple[str, int], Pattern[str]] = {}  # a pattern serves many first characters
+    lazily compiled proxies, a third of the lookup time). A first character's
+    rules are compiled when a scalar first starts with it: a changelog entry
+    meets a few of the table's 17 patterns, and compiling all of them cost a
+    hook run 5 ms."""
 
-    def once(pattern: Pattern[str]) -> Pattern[str]:
+    def __init__(self, table: ResolverTable) -> None:
+        super().__init__()
+        self._table = table
+        self._anywhere = tuple(table.get(None, ()))
+        self._compiled: dict[tuple[str, int], Pattern[str]] = {}  # one pattern, many characters
+
+    def _once(self, pattern: Pattern[str]) -> Pattern[str]:
         key = (pattern.pattern, pattern.flags)
-        if key not in compiled:
-            compiled[key] = re.compile(*key)
-        return compiled[key]
+        if key not in self._compiled:
+            self._compiled[key] = re.compile(*key)
+        return self._compiled[key]
 
-    return {
-        first: tuple((tag, once(p)) for tag, p in (*rules, *anywhere))
-        for first, rules in table.items()
-        if first is not None
-    }
+    def __missing__(self, first: str) -> tuple[tuple[str, Pattern[str]], ...]:
+        rules = self._table.get(first)
+        found = (
+            ()
+            if rules is None
+            else tuple((tag, self._once(p)) for tag, p in (*rules, *self._anywhere))
+        )
+        self[first] = found
+        return found
 
 
-def _plain_scalar(text: str, rules: Mapping[str, Sequence[tuple[str, Pattern[str]]]]) -> Any:
-    for tag, pattern in rules.get(text[0] if text else "", ()):
+def _plain_scalar(text: str, rules: PlainRules) -> Any:
+    for tag, pattern in rules[text[0] if text else ""]:
         if pattern.match(text):
             convert = _CONVERT.get(tag)
             if convert is None:  # timestamp, merge key, `=`: the safe constructor's job
@@ -121,7 +132,7 @@ def _plain_scalar(text: str, rules: Mapping[str, Sequence[tuple[str, Pattern[str
 
 def build(
     events: Iterable[Any],
-    rules: Mapping[str, Sequence[tuple[str, Pattern[str]]]],
+    rules: PlainRules,
     max_depth: int,
 ) -> Any:
     """The one document of `events` (the C parser's, in order) as the safe
@@ -180,14 +191,15 @@ def build(
     return root
 
 
-_rules: dict[str, tuple[tuple[str, Pattern[str]], ...]] = {}
+_rules: PlainRules | None = None
 
 
 def load_plain(yaml: Any, text: str, max_depth: int) -> Any:
     """`text` built from the events of `yaml` (a safe ruamel instance, whose
     resolver table is read once), or `NotPlain`."""
-    if not _rules:
-        _rules.update(plain_rules(yaml.resolver.versioned_resolver))
+    global _rules
+    if _rules is None:
+        _rules = PlainRules(yaml.resolver.versioned_resolver)
     events = yaml.parse(text)
     try:
         return build(events, _rules, max_depth)
