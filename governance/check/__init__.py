@@ -5,7 +5,9 @@
 * `snapshots`      - what a check judges: a commit, the index or the worktree, and its master configs.
 * `audit`          - replay a branch's history through the check.
 * `preflight`      - the sweep preflight: the scripts a change's rows run, checked at PR time.
-* `scripts_folder` - the scripts folder as judged: only the reached scripts written when exact.
+* `preflight_cache` - the preflight's answer, remembered by its rows, scripts and settings.
+* `scripts_folder` - the scripts folder as judged (and its identity): only the reached scripts
+                     written when exact.
 * `hook`           - the pre-commit door: its arguments, and whether to run at all.
 * `authoring`      - `gov add` and `gov check --fix`: validate, then write once, atomically.
 * `render`         - findings as text, JSON, GitHub annotations and markdown.

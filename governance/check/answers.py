@@ -14,13 +14,12 @@ check then costs a few object lookups and no parse at all; the engines
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from governance.check.findings_cache import digest
+from governance.check.scripts_folder import scripts_identity
 from governance.check.service import (
     CheckOptions,
     CheckResult,
@@ -63,30 +62,6 @@ def _content_ids(
             continue
         out.append("-" if data is None else hashlib.sha256(data).hexdigest())
     return out
-
-
-def _scripts_id(repo: GitRepo, settings: Settings, source: HeadSource, commit: str | None) -> str:
-    """What changes when a launch script the preflight reads changes: the
-    scripts folder's tree id at a commit, else the names, sizes and
-    modification times of the files on disk."""
-    if source is HeadSource.REF and commit is not None:
-        return repo.tree_id(commit, settings.scripts) or "-"
-    folder = repo.root / settings.scripts
-    if not folder.is_dir():
-        return "-"
-    return hashlib.sha256("\n".join(sorted(_file_stats(str(folder)))).encode()).hexdigest()
-
-
-def _file_stats(folder: str) -> Iterator[str]:
-    """`path:size:mtime` (lstat) of every file under `folder` as `Path.rglob`
-    finds them: symlinks to files count, symlinked folders are not entered.
-    One stat per plain file (`is_file` on each path was a second)."""
-    for root, dirs, files in os.walk(folder):
-        for name in (*dirs, *files):
-            path = os.path.join(root, name)
-            info = os.lstat(path)
-            if stat.S_ISREG(info.st_mode) or (stat.S_ISLNK(info.st_mode) and os.path.isfile(path)):
-                yield f"{path}:{info.st_size}:{info.st_mtime_ns}"
 
 
 def remembered(
@@ -157,8 +132,8 @@ def check_answer(
         base_label,
         *_content_ids(repo, _inputs(settings), options.head_source, head_commit),
         *_content_ids(repo, _inputs(settings), HeadSource.REF, base_commit),
-        _scripts_id(repo, settings, options.head_source, head_commit),
-        _scripts_id(repo, settings, HeadSource.REF, base_commit),
+        scripts_identity(repo, settings, head_commit),
+        scripts_identity(repo, settings, base_commit),
         *_content_ids(repo, settings_files, options.head_source, head_commit, strict=False),
         *_content_ids(repo, settings_files, HeadSource.REF, base_commit, strict=False),
         repr(summary_plan),

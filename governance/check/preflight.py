@@ -11,13 +11,13 @@ snapshot being judged, running bash; the analysis is pure.
 
 from __future__ import annotations
 
+import base64
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from governance.check.scripts_folder import scripts_folder
+from governance.check.scripts_folder import in_repository, scripts_folder
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.core.settings import Settings
@@ -55,6 +55,30 @@ class Preflight:
             f"{skipped}"
         )
 
+    def to_record(self) -> dict[str, Any]:
+        """Everything, as JSON (`check.preflight_cache` keeps it)."""
+        return {
+            **self.to_dict(),
+            "violations": [v.to_dict() for v in self.violations],
+            "files": {p: base64.b64encode(b).decode() for p, b in self.files.items()},
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Preflight | None:
+        """The preflight `to_record` gave, or None when `record` is not one."""
+        try:
+            return cls(
+                [Violation(**v) for v in record["violations"]],
+                [Violation(**v) for v in record["warnings"]],
+                int(record["rows"]),
+                int(record["skipped_multinode"]),
+                [str(p) for p in record["scripts"]],
+                int(record["scanned"]),
+                {str(p): base64.b64decode(b) for p, b in record["files"].items()},
+            )
+        except (TypeError, KeyError, ValueError, AttributeError):
+            return None
+
     def to_dict(self) -> dict[str, object]:
         return {
             "rows": self.rows,
@@ -70,15 +94,6 @@ def wanted(settings: Settings, exists: bool, flag: bool | None) -> bool:
     if flag is not None:
         return flag
     return settings.sweep_preflight == "true" or (settings.sweep_preflight == "auto" and exists)
-
-
-def in_repository(repo: GitRepo, settings: Settings) -> bool:
-    """Is the scripts folder a path inside the repository (so commits hold it)?
-    A folder elsewhere (an absolute `scripts`) is read from the file system."""
-    folder = Path(settings.scripts)
-    if folder.is_absolute() or ".." in folder.parts:
-        return False
-    return (repo.root / folder).resolve().is_relative_to(repo.root.resolve())
 
 
 def scripts_exist(repo: GitRepo, settings: Settings, commit: str | None) -> bool:
@@ -108,17 +123,41 @@ def run_preflight(
     read_cache: bool = True,
 ) -> Preflight:
     """Check the scripts the plan `document`'s rows will run, as they are in
-    the snapshot being judged (`head_commit`, or the working tree).
-    `read_cache=False` (`--no-cache`): scripts' flag uses are lexed afresh."""
+    the snapshot being judged (`head_commit`, or the working tree); the
+    answer is remembered by its inputs (`check.preflight_cache`).
+    `read_cache=False` (`--no-cache`): nothing remembered is read."""
+    from governance.check.preflight_cache import PreflightCache, preflight_key
+    from governance.core.state import StateLayout
+
+    tracked = in_repository(repo, settings)
+    if not tracked:
+        head_commit = None  # not in the commits: what is on disk is what will run
+    state = StateLayout(repo.git_dir)
+    remembered = PreflightCache(state.check_cache, read=read_cache)
+    key = preflight_key(repo, settings, document, head_commit, base_commit, tracked)
+    record = remembered.get(key)
+    if record is not None and (hit := Preflight.from_record(record)) is not None:
+        return hit
+    result = _examine(repo, settings, document, head_commit, base_commit, tracked, read_cache)
+    remembered.put(key, result.to_record(), stops=bool(result.violations))
+    return result
+
+
+def _examine(
+    repo: GitRepo,
+    settings: Settings,
+    document: Mapping[str, Any],
+    head_commit: str | None,
+    base_commit: str,
+    tracked: bool,
+    read_cache: bool,
+) -> Preflight:
     from governance.check import syntax
     from governance.check.flag_cache import FlagUseCache
     from governance.core.state import StateLayout
     from governance.sweeps.identity import plan_rows
     from governance.sweeps.resolve import SweepPaths, resolve_rows, resolver_for
 
-    tracked = in_repository(repo, settings)
-    if not tracked:
-        head_commit = None  # not in the commits: what is on disk is what will run
     result = Preflight()
     rows = plan_rows(document)
     single = [row for row in rows if not row.is_multinode]

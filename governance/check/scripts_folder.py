@@ -10,8 +10,10 @@ before, so the findings never depend on which way was taken.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -55,6 +57,40 @@ class ScriptsFolder:
             target.write_bytes(self.files[path])
             target.chmod(0o755 if self.modes[path] else 0o644)
         return target
+
+
+def in_repository(repo: GitRepo, settings: Settings) -> bool:
+    """Is the scripts folder a path inside the repository (so commits hold it)?
+    A folder elsewhere (an absolute `scripts`) is read from the file system."""
+    folder = Path(settings.scripts)
+    if folder.is_absolute() or ".." in folder.parts:
+        return False
+    return (repo.root / folder).resolve().is_relative_to(repo.root.resolve())
+
+
+def scripts_identity(repo: GitRepo, settings: Settings, commit: str | None) -> str:
+    """What changes when a script the preflight would read changes: the
+    folder's tree id at `commit` (a folder inside the repository), else the
+    names, sizes, modification times and modes of the files on disk (a
+    `chmod +x` changes what the launcher does with a script)."""
+    if commit is not None and in_repository(repo, settings):
+        return repo.tree_id(commit, settings.scripts) or "-"
+    folder = repo.root / settings.scripts
+    if not folder.is_dir():
+        return "-"
+    return hashlib.sha256("\n".join(sorted(file_stats(str(folder)))).encode()).hexdigest()
+
+
+def file_stats(folder: str) -> Iterator[str]:
+    """`path:size:mtime:mode` (lstat) of every file under `folder` as
+    `Path.rglob` finds them: symlinks to files count, symlinked folders are
+    not entered. One stat per plain file (`is_file` on each path was a second)."""
+    for root, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            path = os.path.join(root, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) or (stat.S_ISLNK(info.st_mode) and os.path.isfile(path)):
+                yield f"{path}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode:o}"
 
 
 def _lookup_is_exact(entries: Mapping[str, tuple[str, str]], prefix: str) -> bool:

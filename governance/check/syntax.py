@@ -59,7 +59,7 @@ def violations(
                 hint="install bash",
             )
         ]  # fmt: skip
-    key = digest(["bash-n", _identity(bash), data])
+    key = digest(["bash-n", bash_identity(bash), data])
     answer = _remembered(cache.get(key)) if cache is not None else None
     if answer is None:
         try:
@@ -85,7 +85,7 @@ def violations(
     ]
 
 
-def _identity(bash: str) -> str:
+def bash_identity(bash: str) -> str:
     """Which bash answers: another build may judge the same bytes otherwise."""
     info = os.stat(bash)
     return f"{os.path.realpath(bash)}:{info.st_size}:{info.st_mtime_ns}"

@@ -185,10 +185,10 @@ def test_the_code_digest_follows_the_installed_files(tmp_path: Path) -> None:
 
 
 def test_the_scripts_stamp_lists_what_rglob_finds(tmp_path: Path) -> None:
-    """The files whose size and time stamp the scripts folder: every file
-    `Path.rglob` finds (a symlink to a file included, a symlinked folder not
-    entered, a broken link and a fifo left out), in one stat each."""
-    from governance.check.answers import _file_stats
+    """The files whose size, time stamp and mode stamp the scripts folder:
+    every file `Path.rglob` finds (a symlink to a file included, a symlinked
+    folder not entered, a broken link and a fifo left out), in one stat each."""
+    from governance.check.scripts_folder import file_stats
 
     real = tmp_path / "real"
     (real / "sub").mkdir(parents=True)
@@ -199,9 +199,9 @@ def test_the_scripts_stamp_lists_what_rglob_finds(tmp_path: Path) -> None:
     (real / "broken").symlink_to("nowhere")
     os.mkfifo(real / "fifo")
     expected = sorted(
-        f"{path}:{info.st_size}:{info.st_mtime_ns}"
+        f"{path}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode:o}"
         for path in real.rglob("*")
         if (info := path.lstat()) and path.is_file()
     )
-    assert sorted(_file_stats(str(real))) == expected
+    assert sorted(file_stats(str(real))) == expected
     assert len(expected) == 3

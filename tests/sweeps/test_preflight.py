@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -181,9 +182,10 @@ def test_only_the_reached_scripts_are_written_yet_findings_stay_the_same(repo: R
 
 
 def test_the_flag_uses_of_unchanged_scripts_are_remembered_by_their_bytes(repo: Repo) -> None:
-    """After a new edit (the hook's case) the other scripts' flag uses come
-    from `.git/gov/shell-cache`: a planted entry for the SGLang script's
-    bytes shows in the warning; `--no-cache` lexes them afresh."""
+    """After an edit of another script (the preflight's answer is not
+    remembered then) the unchanged scripts' flag uses come from
+    `.git/gov/shell-cache`: a planted entry for the SGLang script's bytes
+    shows in the warning; `--no-cache` lexes them afresh."""
     from governance.check.findings_cache import digest
     from governance.core.blockcache import BlockPack
 
@@ -199,9 +201,8 @@ def test_the_flag_uses_of_unchanged_scripts_are_remembered_by_their_bytes(repo: 
     assert pack.get(key) == [model, ["sglang", "quantization", "--quantization", "sgl_fp8", 3, 18]]
     pack.put(key, [model, ["sglang", "quantization", "--quantization", "sgl_fp8", 9, 99]])
 
-    log = repo.path / "perf-changelog.yaml"
-    log.write_bytes(log.read_bytes().replace(b"Preflight test", b"Preflight test, edited"))
-    repo.commit("a new edit")  # another question: the remembered answer does not apply
+    repo.write("benchmarks/single_node/fixed_seq_len/other_vllm.sh", VLLM + "# edited\n")
+    repo.commit("a new edit")  # another question: the remembered answers do not apply
     _code, out = check(repo)
     assert "other_sglang.sh:9:99" in out["warnings"][0]["message"]
     _code, out = check(repo, "--no-cache")
@@ -244,3 +245,79 @@ def test_the_working_tree_folder_is_read_as_the_pathlib_walk_read_it(tmp_path: P
     assert modes == expected_modes and modes["benchmarks/a/x.sh"] is True
     assert list(files)[:3] == ["benchmarks/a/x.sh", "benchmarks/a-b/x.sh", "benchmarks/a.sh"]
     assert _working_tree_files(tmp_path / "absent", "benchmarks") == ({}, {})
+
+
+def _preflight_records(repo: Repo) -> list[Path]:
+    folder = repo.path / ".git" / "gov" / "check-cache"
+    found = []
+    for path in folder.rglob("*.json"):
+        data = json.loads(path.read_text())
+        if isinstance(data, dict) and {"files", "scanned", "skipped_multinode"} <= set(data):
+            found.append(path)
+    return found
+
+
+def _mark_remembered(repo: Repo, scanned: int) -> None:
+    """Plant a recognisable figure in every remembered preflight answer."""
+    records = _preflight_records(repo)
+    assert records
+    for path in records:
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps({**data, "scanned": scanned}))
+
+
+def test_the_preflight_is_remembered_while_its_rows_and_scripts_stay(repo: Repo) -> None:
+    """The hook after a description edit: the same rows, the same scripts,
+    so the remembered answer (a planted figure shows it was read) stands.
+    A script's bytes, its mode (chmod changes no time stamp), the rows
+    (another config key) or `--no-cache` each ask the question afresh. Every
+    step rewords the description, so no rendered answer of `gov check`
+    (`check.answers`, in front of this one) applies."""
+    log = repo.path / "perf-changelog.yaml"
+    script = repo.path / SCRIPT
+    script.write_text("echo no shebang: run through bash\n")
+    script.chmod(0o644)
+    code, fresh = check(repo, "--worktree")
+    assert code == 0 and fresh["preflight"]["scripts"] == [SCRIPT]
+    scanned = fresh["preflight"]["scanned"]
+    edits = iter(range(1, 100))
+
+    def reworded(*extra: str) -> tuple[int, dict]:
+        text = re.sub(r"Preflight test[^\"]*", f"Preflight test {next(edits)}", log.read_text())
+        log.write_text(text)
+        return check(repo, "--worktree", *extra)
+
+    _mark_remembered(repo, 4242)
+    assert reworded()[1]["preflight"]["scanned"] == 4242
+    assert reworded("--no-cache")[1]["preflight"]["scanned"] == scanned
+
+    _mark_remembered(repo, 4242)
+    script.chmod(0o755)  # executable without a `#!` line: the launcher cannot exec it
+    code, out = reworded()
+    assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV712"]
+    script.chmod(0o644)
+    assert reworded()[1]["preflight"]["scanned"] == 4242  # as it was: remembered again
+
+    script.write_text("echo edited: run through bash\n")
+    assert reworded()[1]["preflight"]["scanned"] == scanned
+
+    _mark_remembered(repo, 4242)
+    two_keys = "    - dsv4-fp8-mi300x-vllm\n    - dsv4-fp8-mi300x-vllm-mtp\n"
+    history, _, appended = log.read_text().rpartition("    - dsv4-fp8-mi300x-vllm\n")
+    log.write_text(history + two_keys + appended)  # the appended entry's keys only
+    code, out = check(repo, "--worktree")
+    assert code == 0 and out["preflight"]["scanned"] == scanned
+    assert out["preflight"]["rows"] > fresh["preflight"]["rows"]
+
+
+def test_a_chmod_alone_is_a_new_question_for_the_remembered_check(repo: Repo) -> None:
+    """`gov check`'s rendered answer is keyed by the scripts on disk too: a
+    `chmod +x` (no time stamp or size changes) is seen, not answered from
+    the cache."""
+    script = repo.path / SCRIPT
+    script.write_text("echo no shebang: run through bash\n")
+    script.chmod(0o644)
+    assert check(repo, "--worktree")[0] == 0
+    script.chmod(0o755)
+    code, out = check(repo, "--worktree")
+    assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV712"]
