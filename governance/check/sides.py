@@ -37,8 +37,7 @@ def worktree_settings(
         return load_settings(repo.root, overrides=overrides)
     return load_settings(
         repo.root,
-        origin_url=repo.remotes.url(),
-        upstream_url=repo.remotes.url("upstream"),
+        remote_url=repo.remotes.url,  # asked only when the changelog's links do not say
         read_changelog=lambda path, main: landed_changelog(repo, path, main),
         overrides=overrides,
     )
@@ -51,8 +50,7 @@ def revision_settings(
     messages, e.g. "base 1a2b3c4d5e:"); the environment and flags still override."""
     return load_settings(
         repo.root,
-        origin_url=repo.remotes.url(),
-        upstream_url=repo.remotes.url("upstream"),
+        remote_url=repo.remotes.url,  # asked only when the changelog's links do not say
         read_changelog=lambda path, main: landed_changelog(repo, path, main),
         overrides=overrides,
         read_file=lambda name: repo.read_blob(revision, name),

@@ -234,10 +234,9 @@ def slug_from_remote(url: str | None) -> str | None:
 def load_settings(
     root: Path,
     *,
-    origin_url: str | None = None,
+    remote_url: Callable[[str], str | None] | None = None,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
-    upstream_url: str | None = None,
     read_changelog: Callable[[str, str], bytes | None] | None = None,
     read_file: FileReader | None = None,
     label: str | None = None,
@@ -245,7 +244,8 @@ def load_settings(
     """Settings from the file, the environment and the flags. Unless one of
     them names the `repository`, it is inferred: the changelog's own links
     (`read_changelog(path, main_branch)`), else the `upstream` remote, else `origin` (a
-    fork's origin names the fork), else the built-in default.
+    fork's origin names the fork; `remote_url(name)`, asked only when the links
+    do not say), else the built-in default.
 
     The settings files come from `read_file` (e.g. a trusted revision's
     blobs, `label` naming it: "main@1a2b3c4:"), by default the working tree."""
@@ -271,7 +271,7 @@ def load_settings(
     elif "repository" in values:
         settings = replace(settings, repository_from=found)
     else:
-        settings = _infer_repository(settings, origin_url, upstream_url, read_changelog)
+        settings = _infer_repository(settings, remote_url, read_changelog)
     try:
         settings.policy()
     except ValueError as exc:
@@ -283,8 +283,7 @@ def load_settings(
 
 def _infer_repository(
     settings: Settings,
-    origin_url: str | None,
-    upstream_url: str | None,
+    remote_url: Callable[[str], str | None] | None,
     read_changelog: Callable[[str, str], bytes | None] | None,
 ) -> Settings:
     from governance.core.links import repository_from_links
@@ -293,8 +292,10 @@ def _infer_repository(
     linked = repository_from_links(data) if data else None
     if linked and linked not in settings.former_repositories:
         return replace(settings, repository=linked, repository_from=f"{settings.changelog} links")
-    for remote, url in (("upstream", upstream_url), ("origin", origin_url)):
-        slug = slug_from_remote(url)
+    if remote_url is None:
+        return settings
+    for remote in ("upstream", "origin"):
+        slug = slug_from_remote(remote_url(remote))
         if slug:
             return replace(settings, repository=slug, repository_from=f"{remote} remote")
     return settings

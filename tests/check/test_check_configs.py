@@ -37,7 +37,7 @@ def line_of(path: Path, needle: str) -> int:
 
 def check(repo: Repo, source: HeadSource = HeadSource.REF) -> CheckResult:
     git = GitRepo(repo.path)
-    settings = load_settings(git.root, origin_url=None)
+    settings = load_settings(git.root)
     options = CheckOptions(CheckMode.pr_mode(2194), base_ref="main", head_source=source)
     return run_check(git, settings, options)
 

@@ -59,7 +59,7 @@ def spoof_block(repo: Repo, key: str = SPOOF, old: str = "", new: str = "") -> N
 
 def run(repo: Repo) -> CheckResult:
     git = GitRepo(repo.path)
-    settings = load_settings(git.root, origin_url=None)
+    settings = load_settings(git.root)
     return run_check(git, settings, CheckOptions(CheckMode.pr_mode(2194), base_ref="main"))
 
 

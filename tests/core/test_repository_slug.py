@@ -53,8 +53,7 @@ def test_the_order_links_then_upstream_then_origin_and_a_setting_wins(tmp_path: 
     def slug(data: bytes | None, upstream: str | None = None, **env: str) -> tuple[str, str]:
         settings = load_settings(
             tmp_path,
-            origin_url="git@github.com:alice/InferenceX.git",
-            upstream_url=upstream,
+            remote_url={"origin": "git@github.com:alice/InferenceX.git", "upstream": upstream}.get,
             read_changelog=lambda _path, _main: data,
             environ=env,
         )
