@@ -122,6 +122,7 @@ def check_answer(
         head_commit = repo.resolve(options.head_ref or "HEAD")
     base_commit, base_label = check_base(repo, settings, options, head_commit)
     settings_files = list(SETTINGS_FILES)  # GOV801 compares them (check.trusted)
+    head_scripts = scripts_identity(repo, settings, head_commit)
     parts = [
         "check",
         fmt,
@@ -132,7 +133,7 @@ def check_answer(
         base_label,
         *_content_ids(repo, _inputs(settings), options.head_source, head_commit),
         *_content_ids(repo, _inputs(settings), HeadSource.REF, base_commit),
-        scripts_identity(repo, settings, head_commit),
+        head_scripts,
         scripts_identity(repo, settings, base_commit),
         *_content_ids(repo, settings_files, options.head_source, head_commit, strict=False),
         *_content_ids(repo, settings_files, HeadSource.REF, base_commit, strict=False),
@@ -144,7 +145,8 @@ def check_answer(
 
         from governance.check.trusted import settings_change
 
-        result = run_check(repo, settings, options)
+        taken = replace(options, head_scripts_id=head_scripts)  # the preflight's key reuses it
+        result = run_check(repo, settings, taken)
         changed = settings_change(repo, base_commit, options, head_commit)
         result.warnings += [changed] if changed else []
         answer = render(result, fmt)

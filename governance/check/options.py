@@ -31,3 +31,7 @@ class CheckOptions:
     plan_flags: frozenset[str] = frozenset()
     # Skip the remembered answers (--no-cache, GOV_NO_CACHE=1); not part of any key.
     no_cache: bool = field(default=False, repr=False, compare=False)
+    # The scripts folder's identity at head (`check.scripts_folder.scripts_identity`),
+    # when the remembered answer's key already took it: the preflight's key
+    # reuses it rather than walking the folder again. Not part of any key.
+    head_scripts_id: str | None = field(default=None, repr=False, compare=False)

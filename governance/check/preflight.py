@@ -121,11 +121,13 @@ def run_preflight(
     base_commit: str,
     *,
     read_cache: bool = True,
+    scripts_id: str | None = None,
 ) -> Preflight:
     """Check the scripts the plan `document`'s rows will run, as they are in
     the snapshot being judged (`head_commit`, or the working tree); the
     answer is remembered by its inputs (`check.preflight_cache`).
-    `read_cache=False` (`--no-cache`): nothing remembered is read."""
+    `read_cache=False` (`--no-cache`): nothing remembered is read; `scripts_id`:
+    the scripts folder's identity at head when the caller already took it."""
     from governance.check.preflight_cache import PreflightCache, preflight_key
     from governance.core.state import StateLayout
 
@@ -134,7 +136,7 @@ def run_preflight(
         head_commit = None  # not in the commits: what is on disk is what will run
     state = StateLayout(repo.git_dir)
     remembered = PreflightCache(state.check_cache, read=read_cache)
-    key = preflight_key(repo, settings, document, head_commit, base_commit, tracked)
+    key = preflight_key(repo, settings, document, head_commit, base_commit, tracked, scripts_id)
     record = remembered.get(key)
     if record is not None and (hit := Preflight.from_record(record)) is not None:
         return hit
@@ -336,7 +338,13 @@ def sweep_preflight(
             ]
         )
     return run_preflight(
-        repo, settings, document, commit, base_commit, read_cache=not options.no_cache
+        repo,
+        settings,
+        document,
+        commit,
+        base_commit,
+        read_cache=not options.no_cache,
+        scripts_id=options.head_scripts_id,
     )
 
 

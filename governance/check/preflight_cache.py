@@ -40,6 +40,7 @@ def preflight_key(
     head_commit: str | None,
     base_commit: str,
     tracked: bool,
+    scripts_id: str | None = None,
 ) -> str:
     """The digest of everything the preflight's answer depends on
     (`head_commit` None: the scripts are read from disk)."""
@@ -53,7 +54,7 @@ def preflight_key(
             # the changelog metadata beside them (a description edit is no new row).
             json.dumps([document.get(s) for s in ROW_SECTIONS], default=repr),
             str(tracked),
-            scripts_identity(repo, settings, head_commit),
+            scripts_id or scripts_identity(repo, settings, head_commit),
             base_scripts,
             bash_identity(bash) if bash else "-",
         ]

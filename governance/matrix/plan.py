@@ -102,7 +102,7 @@ def plan_violations(
     if problems or not generate:
         return keys, problems
     try:
-        plan_additions(additions, head, options, base)
+        plan_additions(additions, head, options, base, raw_entries=raw_entries)
     except MatrixError as exc:
         problems.extend(exc.violations)
     return keys, problems
@@ -130,9 +130,14 @@ def plan_additions(
     head: Catalog,
     options: PlanOptions,
     base: Catalog | None = None,
+    *,
+    raw_entries: list[Any] | None = None,
 ) -> PlanResult:
-    """The processor from the appended lines on (parse, validate, resolve, generate)."""
-    raw_entries = parse_additions(additions)
+    """The processor from the appended lines on (parse, validate, resolve,
+    generate); `raw_entries`: `parse_additions(additions)` when the caller
+    already parsed them (a round-trip parse is the slow kind)."""
+    if raw_entries is None:
+        raw_entries = parse_additions(additions)
     where = Where(options.changelog_path, additions.lines, additions.contents)
     entries = validate_entries(raw_entries, where)
     append_only = _sweep_rules(entries, options, additions)
