@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from governance.core.settings import Settings
+
+if TYPE_CHECKING:
+    from governance.git.repo import GitRepo
 
 # Files that change what the check decides besides the configured paths.
 SETTINGS_FILES = ("pyproject.toml", ".gov.toml")
@@ -67,14 +70,12 @@ def check_argv(options: Sequence[str]) -> list[str]:
     return ["check", *source, *options]
 
 
-def should_run(path: Path, files: Sequence[str]) -> tuple[bool, str]:
-    """(run the check?, why not) for the repository at `path`: `files` are
-    pre-commit's names, or none from the plain hook (the index's staged paths
-    are read instead). Only the settings' paths are needed, not the slug."""
+def should_run(repo: GitRepo, files: Sequence[str]) -> tuple[bool, str]:
+    """(run the check?, why not) for `repo`: `files` are pre-commit's names,
+    or none from the plain hook (the index's staged paths are read instead).
+    Only the settings' paths are needed, not the slug."""
     from governance.check.sides import worktree_settings
-    from governance.git.repo import GitRepo
 
-    repo = GitRepo(path)
     settings = worktree_settings(repo, infer_repository=False)
     names = list(files) or repo.staged_paths()
     if relevant(names, settings):

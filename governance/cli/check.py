@@ -142,9 +142,8 @@ def check(
     from dataclasses import replace
 
     from governance.check.trusted import check_settings
-    from governance.git.repo import GitRepo
 
-    repo = GitRepo(state.repo_path)
+    repo = state.take_repo()
     flags = {"repository": repository, "main-branch": main_branch}
     options = CheckOptions(
         mode,

@@ -36,6 +36,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 class _State:
     repo_path: Path = Path(".")
     debug: bool = False
+    # A repository the process already opened (the hook's skip decision) and
+    # the path it was opened at, handed to the command once so git is not
+    # asked again.
+    opened: tuple[Path, GitRepo] | None = None
+
+    def take_repo(self) -> GitRepo:
+        """The repository at `repo_path`: the one already opened there, else a new one."""
+        from governance.git.repo import GitRepo
+
+        opened, self.opened = self.opened, None
+        if opened is not None and opened[0] == self.repo_path:
+            return opened[1]
+        return GitRepo(self.repo_path)
 
 
 state = _State()

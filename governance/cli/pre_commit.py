@@ -42,8 +42,14 @@ def main(argv: list[str] | None = None) -> None:
 
     group = get_command(build_app("check"))  # built once: for its options, then to run
     args = split_args(list(sys.argv[1:] if argv is None else argv), _value_options(group))
+
+    def decide() -> tuple[bool, str]:
+        repo = state.take_repo()
+        state.opened = (state.repo_path, repo)  # the check that follows reuses it
+        return should_run(repo, args.files)
+
     try:
-        run, why = guarded(should_run)(state.repo_path, args.files)
+        run, why = guarded(decide)()
     except typer.Exit as exc:  # a usage error, already printed
         raise SystemExit(exc.exit_code) from None
     if not run:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -179,6 +178,8 @@ def settings_tables(read: FileReader, label: str) -> tuple[dict[str, Any], str]:
         raw = read(name)
         if raw is None:
             continue
+        import tomllib  # a repository without settings files never parses TOML
+
         try:
             data: Any = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
