@@ -294,8 +294,7 @@ def _plan_findings(
     history); `--full` validates every block."""
     from governance.check.findings_cache import PlanFindings
     from governance.core.sweep_gate import plan_kwargs
-    from governance.matrix.errors import MatrixError
-    from governance.matrix.plan import PlanOptions, plan_additions, plan_violations
+    from governance.matrix.plan import PlanOptions, plan_violations
 
     head_files, base_files = files
     trust_base = not options.full
@@ -310,14 +309,7 @@ def _plan_findings(
         changelog_path=settings.changelog,
         **plan_kwargs(options.plan_flags),
     )
-    keys, problems = plan_violations(additions, head, base, plan, generate=False)
     # Rows are generated only for changes that pass the changelog rules: a
     # malformed entry would otherwise be reported twice (GOV2xx and GOV5xx).
-    # (What plan_violations(generate=True) does, keeping the document.)
-    if problems or not verdict.ok:
-        return PlanFindings(keys, problems)
-    try:
-        document = plan_additions(additions, head, plan, base).document
-    except MatrixError as exc:
-        return PlanFindings(keys, [*problems, *exc.violations])
+    keys, problems, document = plan_violations(additions, head, base, plan, generate=verdict.ok)
     return PlanFindings(keys, problems, document)

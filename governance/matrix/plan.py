@@ -75,16 +75,17 @@ def plan_violations(
     options: PlanOptions,
     *,
     generate: bool = True,
-) -> tuple[list[str], list[Violation]]:
-    """For `gov check`: the keys the appended entries resolve to and every
+) -> tuple[list[str], list[Violation], dict[str, Any] | None]:
+    """For `gov check`: the keys the appended entries resolve to, every
     fault that would stop their plan, located in the changelog or in the
-    master config where the fault is. Key and config faults are collected
-    all at once; plan-level faults (append-only deltas, sweep rules) are
-    reported as the processor meets them."""
+    master config where the fault is, and the plan's document when it was
+    generated (`generate`, and no fault). Key and config faults are
+    collected all at once; plan-level faults (append-only deltas, sweep
+    rules) are reported as the processor meets them."""
     try:
         raw_entries = parse_additions(additions)
     except MatrixError as exc:
-        return [], list(exc.violations)
+        return [], list(exc.violations), None
     where = Where(additions.path, additions.lines, additions.contents)
     keys: list[str] = []
     problems: list[Violation] = []
@@ -100,12 +101,12 @@ def plan_violations(
     # a runner label missing from the runner file, an empty search space.
     problems.extend(head.advisory_violations(keys))
     if problems or not generate:
-        return keys, problems
+        return keys, problems, None
     try:
-        plan_additions(additions, head, options, base, raw_entries=raw_entries)
+        document = plan_additions(additions, head, options, base, raw_entries=raw_entries).document
     except MatrixError as exc:
-        problems.extend(exc.violations)
-    return keys, problems
+        return keys, [*problems, *exc.violations], None
+    return keys, problems, document
 
 
 # -- the processor ---------------------------------------------------------------

@@ -314,7 +314,7 @@ OPTIONS = PlanOptions(base_ref="base", head_ref="head", changelog_path="perf-cha
 
 
 def test_plan_violations_are_located_in_the_changelog() -> None:
-    keys, found = plan_violations(appended(CHANGELOG), make_catalog(GOOD), None, OPTIONS)
+    keys, found, _document = plan_violations(appended(CHANGELOG), make_catalog(GOOD), None, OPTIONS)
     assert keys == ["good-fp8-h200-vllm"]
     unknown = only(found, "GOV501")
     assert (unknown.path, unknown.line, unknown.column) == (
@@ -327,14 +327,16 @@ def test_plan_violations_are_located_in_the_changelog() -> None:
 
 
 def test_plan_violations_map_snippet_lines_to_file_lines() -> None:
-    _, found = plan_violations(appended(CHANGELOG, 40), make_catalog(GOOD), None, OPTIONS)
+    _, found, _document = plan_violations(
+        appended(CHANGELOG, 40), make_catalog(GOOD), None, OPTIONS
+    )
     assert only(found, "GOV501").line == position(CHANGELOG, "good-fp8-h200-vlm\n")[0] + 39
 
 
 def test_plan_violations_include_faulty_master_entries() -> None:
     first_entry = "".join(CHANGELOG.splitlines(keepends=True)[:4])
     bad = GOOD.replace("tp: 8", "tp: eight")
-    _, found = plan_violations(appended(first_entry), make_catalog(bad), None, OPTIONS)
+    _, found, _document = plan_violations(appended(first_entry), make_catalog(bad), None, OPTIONS)
     fault = only(found, "GOV515")
     assert fault.path == AMD_MASTER
     assert fault.line == position(bad, "tp: eight")[0]
