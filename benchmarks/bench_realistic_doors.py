@@ -22,6 +22,8 @@ Cases, each a whole process (or the Action's two), median of N runs:
 * **`gov plan`, cold** on the same PRs.
 * **`gov prepare-merge --pr N --dry-run`**, local forge, no sweep, on PR #2194 (merge, resolve,
   canonicalize, check and plan; nothing lands, so every run does the same work), cold.
+* **the floor**: `python -c pass`, the interpreter alone: how fast the machine was during
+  the run (a shared machine's load moves every figure; compare runs by it).
 * **warm repeats** (labelled): the same CI check with `.git/gov` kept, which the
   remembered-answer cache answers; no user meets this in CI.
 
@@ -285,6 +287,12 @@ def main() -> None:
         rows.append(("prepare-merge --pr 2194 --dry-run, local forge, no sweep",
                      *timed("merge", [GOV, "prepare-merge", "--pr", "2194", "--dry-run"],
                             merge_repo, cold_but_forge), None))  # fmt: skip
+
+        # The machine's own speed, for reading the figures of another run: the
+        # interpreter alone, no gov (the same for both; load on a shared machine moves it).
+        floor = [str(BIN / "python"), "-c", "pass"]
+        rows.append(("floor: the interpreter alone (python -c pass)",
+                     measure("floor", floor, root, n), None, None))  # fmt: skip
 
     print(f"gov at {git(Path(__file__).resolve().parents[1], 'rev-parse', '--short', 'HEAD')}, "
           f"median of {n} runs, load {os.getloadavg()[0]:.2f}")  # fmt: skip
