@@ -122,5 +122,28 @@ def _nth_newline(data: bytes, n: int, start: int = 0) -> int:
 ENTRY_START = re.compile(rb"^- config-keys:[^\r\n]*\n", re.MULTILINE)
 
 
+_MARKER = b"- config-keys:"
+
+
 def entry_starts(data: bytes) -> list[int]:
-    return [match.start() for match in ENTRY_START.finditer(data)]
+    """Where `ENTRY_START` matches, found with `bytes.find` (the regex tries
+    every offset; the hook runs this over the whole history at base and head):
+    each `- config-keys:` at a line's start whose line ends in `\n` with no
+    `\r` before it."""
+    out: list[int] = []
+    start = 0 if data.startswith(_MARKER) else _line_with_marker(data, 0)
+    while start != -1:
+        end = data.find(b"\n", start)
+        if end == -1:  # the last line has no `\n`: the pattern needs one
+            break
+        if data.find(b"\r", start, end) == -1:
+            out.append(start)
+        start = _line_with_marker(data, end)
+    return out
+
+
+def _line_with_marker(data: bytes, pos: int) -> int:
+    """The start of the first line after a `\n` at or after `pos` that begins
+    with the marker, or -1."""
+    found = data.find(b"\n" + _MARKER, pos)
+    return found + 1 if found != -1 else -1

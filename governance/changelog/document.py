@@ -38,6 +38,19 @@ class ParseResult:
         return not self.violations
 
 
+# What str.splitlines breaks lines at besides `\n`.
+_OTHER_LINE_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def entry_lines(text: str) -> int:
+    """How many of `text.splitlines()` start with `- config-keys:`. With `\n`
+    the only line break (the usual file), that is the marker at the start and
+    after each `\n`, counted without splitting the file into lines."""
+    if not any(char in text for char in _OTHER_LINE_BREAKS):
+        return text.count("\n" + _ENTRY_PREFIX) + text.startswith(_ENTRY_PREFIX)
+    return sum(1 for line in text.splitlines() if line.startswith(_ENTRY_PREFIX))
+
+
 def content_end(data: bytes, start: int, end: int) -> int:
     """Drop whole trailing lines made only of spaces, tabs, CR and LF."""
     pos = end
@@ -188,7 +201,7 @@ def _parse_entries(
 
     # The entry count (GOV109) counts lines the way str.splitlines splits them; the byte
     # spans use `\n` only. Both must agree or entries cannot be located.
-    counted = sum(1 for line in text.splitlines() if line.startswith(_ENTRY_PREFIX))
+    counted = entry_lines(text)
     if counted != len(starts):
         problems.append(
             at(

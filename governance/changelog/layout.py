@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from governance.changelog.bounds import ENTRY_START
+from governance.changelog.bounds import entry_starts
 from governance.changelog.document import Changelog, Entry
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation, line_col
@@ -46,7 +46,7 @@ def byte_rules(
         lead = b"- config-keys:" if base.endswith(b"\n\n") else b"\n- config-keys:"
         if base and not suffix.startswith(lead):
             problems.append(_history_separator(base, at))
-        starts = [m.start() for m in ENTRY_START.finditer(head)][-additions:]
+        starts = entry_starts(head)[-additions:]
         for start in starts[1:]:
             before = head[:start]
             if not before.endswith(b"\n\n") or before.endswith(b"\n\n\n"):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from governance.changelog.document import parse
 
@@ -120,3 +122,26 @@ def test_yaml_11_scalars_resolve_like_the_reference() -> None:
     result = parse(entry("  description: ['on']\n  pr-link: XXX\n  evals-only: yes\n"), "p")
     assert result.ok
     assert result.changelog.entries[0].raw["evals-only"] is True
+
+
+# Pieces a changelog is made of, and the line breaks that make entries hard to find.
+_PIECES = st.sampled_from(
+    ["- config-keys:", "- config-keys: [a]", "  - k", "\n", "\r\n", "\r", "\v", "\x85",
+     "\u2028", " ", "x", "-", "description:", "é"]
+)  # fmt: skip
+
+
+@given(st.lists(_PIECES, max_size=40).map("".join))
+@example("- config-keys: [a]\r\n- config-keys:\n")  # a `\r` before the `\n`: no entry
+@example("x\n- config-keys:")  # no `\n` ends the line: no entry
+@example("- config-keys:\v- config-keys:\n\u2028- config-keys:\n")
+def test_entries_are_found_where_the_pattern_matches(text: str) -> None:
+    """`entry_starts` (bytes.find) agrees with `ENTRY_START`, the pattern it
+    stands for, and `entry_lines` with counting `str.splitlines()` lines."""
+    from governance.changelog.bounds import ENTRY_START, entry_starts
+    from governance.changelog.document import entry_lines
+
+    data = text.encode("utf-8")
+    assert entry_starts(data) == [match.start() for match in ENTRY_START.finditer(data)]
+    expected = sum(1 for line in text.splitlines() if line.startswith("- config-keys:"))
+    assert entry_lines(text) == expected
