@@ -11,7 +11,6 @@ snapshot being judged, running bash; the analysis is pure.
 
 from __future__ import annotations
 
-import base64
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,7 +59,8 @@ class Preflight:
         return {
             **self.to_dict(),
             "violations": [v.to_dict() for v in self.violations],
-            "files": {p: base64.b64encode(b).decode() for p, b in self.files.items()},
+            # latin-1: each byte one character, so any script survives JSON.
+            "files": {p: b.decode("latin-1") for p, b in self.files.items()},
         }
 
     @classmethod
@@ -74,7 +74,7 @@ class Preflight:
                 int(record["skipped_multinode"]),
                 [str(p) for p in record["scripts"]],
                 int(record["scanned"]),
-                {str(p): base64.b64decode(b) for p, b in record["files"].items()},
+                {str(p): b.encode("latin-1") for p, b in record["files"].items()},
             )
         except (TypeError, KeyError, ValueError, AttributeError):
             return None

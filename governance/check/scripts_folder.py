@@ -14,7 +14,6 @@ import hashlib
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -143,6 +142,8 @@ def scripts_folder(
         files, modes = _working_tree_files(root, prefix)
         yield ScriptsFolder(root, files, modes)
         return
+    import tempfile  # a commit's folder only: the hook reads the working tree
+
     temp = Path(tempfile.mkdtemp(prefix="gov-preflight-"))
     try:
         entries = repo.tree_files(commit, prefix)

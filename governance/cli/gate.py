@@ -9,7 +9,6 @@ labels into the same plan options.
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -218,6 +217,8 @@ def write_github_output(decision: Decision) -> None:
         raise UsageError(
             "$GITHUB_OUTPUT is not set", "use --format text or json outside a workflow"
         )
+    import secrets  # the sweep-gate command alone writes GitHub outputs
+
     text = github_output_lines(decision, f"ghadelimiter_{secrets.token_hex(16)}")
     with open(target, "a", encoding="utf-8") as handle:
         handle.write(text)

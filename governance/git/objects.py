@@ -8,7 +8,6 @@ moves leaves the repository exactly as it was.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -51,6 +50,8 @@ class Objects:
         """A copy of `tree` in which `path` holds `data` (written through a
         throwaway index, so the real index is never touched)."""
         blob = self.write_blob(data)
+        import tempfile  # merges only: a check never needs a scratch folder
+
         with tempfile.TemporaryDirectory(prefix=f"gov-index-{os.getpid()}-") as scratch:
             env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
             self._repo.git.read_tree(tree, env=env)

@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.harness import PROJECT, Repo, run_gov
 
@@ -321,3 +323,16 @@ def test_a_chmod_alone_is_a_new_question_for_the_remembered_check(repo: Repo) ->
     script.chmod(0o755)
     code, out = check(repo, "--worktree")
     assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV712"]
+
+
+@given(st.dictionaries(st.text(min_size=1), st.binary(), max_size=4))
+def test_a_remembered_preflight_keeps_the_scripts_bytes_exactly(files: dict[str, bytes]) -> None:
+    """The record goes through JSON (the cache's format): every byte of the
+    checked scripts comes back, and the findings with them."""
+    from governance.check.preflight import Preflight
+    from governance.core.codes import violation
+
+    warning = violation("GOV713", "a flag", "benchmarks/a.sh", 3, 7, "a hint")
+    found = Preflight([], [warning], 5, 2, sorted(files), 40, files)
+    assert Preflight.from_record(json.loads(json.dumps(found.to_record()))) == found
+    assert Preflight.from_record({"files": {"a": "\u0100"}}) is None  # not a record: a miss
