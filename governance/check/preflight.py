@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from governance.check.preflight_cache import PreflightCache, PreflightQuestion, preflight_key
 from governance.check.scripts_folder import in_repository, scripts_folder
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
@@ -128,45 +129,37 @@ def run_preflight(
     answer is remembered by its inputs (`check.preflight_cache`).
     `read_cache=False` (`--no-cache`): nothing remembered is read; `scripts_id`:
     the scripts folder's identity at head when the caller already took it."""
-    from governance.check.preflight_cache import PreflightCache, preflight_key
     from governance.core.state import StateLayout
 
     tracked = in_repository(repo, settings)
     if not tracked:
         head_commit = None  # not in the commits: what is on disk is what will run
-    state = StateLayout(repo.git_dir)
-    remembered = PreflightCache(state.check_cache, read=read_cache)
-    key = preflight_key(repo, settings, document, head_commit, base_commit, tracked, scripts_id)
+    question = PreflightQuestion(repo, settings, document, head_commit, base_commit, tracked)
+    remembered = PreflightCache(StateLayout(repo.git_dir).check_cache, read=read_cache)
+    key = preflight_key(question, scripts_id)
     record = remembered.get(key)
     if record is not None and (hit := Preflight.from_record(record)) is not None:
         return hit
-    result = _examine(repo, settings, document, head_commit, base_commit, tracked, read_cache)
+    result = _examine(question, read_cache)
     remembered.put(key, result.to_record(), stops=bool(result.violations))
     return result
 
 
-def _examine(
-    repo: GitRepo,
-    settings: Settings,
-    document: Mapping[str, Any],
-    head_commit: str | None,
-    base_commit: str,
-    tracked: bool,
-    read_cache: bool,
-) -> Preflight:
+def _examine(question: PreflightQuestion, read_cache: bool) -> Preflight:
     from governance.check import syntax
     from governance.check.flag_cache import FlagUseCache
     from governance.core.state import StateLayout
     from governance.sweeps.identity import plan_rows
     from governance.sweeps.resolve import SweepPaths, resolve_rows, resolver_for
 
+    repo, settings, base_commit = question.repo, question.settings, question.base_commit
     result = Preflight()
-    rows = plan_rows(document)
+    rows = plan_rows(question.document)
     single = [row for row in rows if not row.is_multinode]
     result.skipped_multinode = len(rows) - len(single)
     prefix = settings.scripts.rstrip("/")
     cache = FlagUseCache(StateLayout(repo.git_dir).shell_cache, read=read_cache)
-    with scripts_folder(repo, settings, head_commit) as snapshot:
+    with scripts_folder(repo, settings, question.head_commit) as snapshot:
         folder, files, modes = snapshot.folder, snapshot.files, snapshot.modes
         result.violations += [_unsafe_entry(entry) for entry in snapshot.refused]
         paths = SweepPaths(folder, folder / ".results", folder / ".ledger", folder)
@@ -192,7 +185,9 @@ def _examine(
             pack = cache.pack if read_cache else None
             result.violations += syntax.violations(path, on_disk, data, pack)
         changed = (
-            _changed(repo, base_commit, prefix, files, snapshot.blobs) if tracked else frozenset()
+            _changed(repo, base_commit, prefix, files, snapshot.blobs)
+            if question.tracked
+            else frozenset()
         )
         uses = cache.uses
         result.warnings, result.scanned = _flag_warnings(files, result.scripts, changed, uses)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,28 +34,35 @@ from governance.sweeps.identity import EVAL_SECTIONS, THROUGHPUT_SECTIONS
 ROW_SECTIONS = (*THROUGHPUT_SECTIONS, *EVAL_SECTIONS)  # where `plan_rows` finds rows
 
 
-def preflight_key(
-    repo: GitRepo,
-    settings: Settings,
-    document: Mapping[str, Any],
-    head_commit: str | None,
-    base_commit: str,
-    tracked: bool,
-    scripts_id: str | None = None,
-) -> str:
-    """The digest of everything the preflight's answer depends on
-    (`head_commit` None: the scripts are read from disk)."""
+@dataclass(frozen=True, slots=True)
+class PreflightQuestion:
+    """What the preflight is asked: will the rows of `document` run, from the
+    scripts at `head_commit` (None: on disk), judged against the base's?
+    `tracked`: the scripts folder is inside the repository."""
+
+    repo: GitRepo
+    settings: Settings
+    document: Mapping[str, Any]
+    head_commit: str | None
+    base_commit: str
+    tracked: bool
+
+
+def preflight_key(question: PreflightQuestion, scripts_id: str | None = None) -> str:
+    """The digest of everything the answer to `question` depends on
+    (`scripts_id`: the scripts folder's identity at head, when already taken)."""
+    repo, settings, tracked = question.repo, question.settings, question.tracked
     bash = shutil.which("bash")
-    base_scripts = (repo.tree_id(base_commit, settings.scripts) or "-") if tracked else "-"
+    base_scripts = (repo.tree_id(question.base_commit, settings.scripts) or "-") if tracked else "-"
     return digest(
         [
             "preflight",
             repr(settings),
             # The rows, in order (no sort_keys): what `plan_rows` reads, not
             # the changelog metadata beside them (a description edit is no new row).
-            json.dumps([document.get(s) for s in ROW_SECTIONS], default=repr),
+            json.dumps([question.document.get(s) for s in ROW_SECTIONS], default=repr),
             str(tracked),
-            scripts_id or scripts_identity(repo, settings, head_commit),
+            scripts_id or scripts_identity(repo, settings, question.head_commit),
             base_scripts,
             bash_identity(bash) if bash else "-",
         ]
