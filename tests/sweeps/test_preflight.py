@@ -336,3 +336,22 @@ def test_a_remembered_preflight_keeps_the_scripts_bytes_exactly(files: dict[str,
     found = Preflight([], [warning], 5, 2, sorted(files), 40, files)
     assert Preflight.from_record(json.loads(json.dumps(found.to_record()))) == found
     assert Preflight.from_record({"files": {"a": "\u0100"}}) is None  # not a record: a miss
+
+
+def test_a_symlinked_script_on_disk_is_judged_by_what_it_runs(repo: Repo) -> None:
+    """In the working tree a row's symlinked script resolves to its target,
+    the file the launcher runs: the finding is located there, and an edit of
+    the target alone is a new question for every remembered answer."""
+    script = repo.path / SCRIPT
+    target = script.with_name("real_target.sh")
+    target.write_text("#!/usr/bin/env bash\nif true; then\n")  # a syntax error
+    script.unlink()
+    script.symlink_to(target.name)
+    code, out = check(repo, "--worktree")
+    assert code == 1 and [(v["code"], v["path"]) for v in out["violations"]] == [
+        ("GOV711", SCRIPT.replace("dsv4_fp8_mi300x.sh", "real_target.sh"))
+    ]
+    target.write_text("#!/usr/bin/env bash\nif true; then echo ok; fi\n")
+    assert check(repo, "--worktree")[0] == 0
+    target.write_text("#!/usr/bin/env bash\nif true; then\n")
+    assert check(repo, "--worktree")[0] == 1
