@@ -355,3 +355,19 @@ def test_a_symlinked_script_on_disk_is_judged_by_what_it_runs(repo: Repo) -> Non
     assert check(repo, "--worktree")[0] == 0
     target.write_text("#!/usr/bin/env bash\nif true; then\n")
     assert check(repo, "--worktree")[0] == 1
+
+
+def test_a_scripts_folder_outside_the_repository_is_stamped_from_disk(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """With `scripts` outside the repository, a check of a commit still runs
+    the scripts on disk, so the remembered answers are keyed by them: an
+    edit there is seen by the next check of the same commit."""
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(repo.path / "benchmarks", outside, symlinks=True)
+    repo.commit("entry")
+    env = {"GOV_SCRIPTS": str(outside)}
+    assert check(repo, env=env)[0] == 0
+    (outside / SCRIPT.removeprefix("benchmarks/")).write_text("#!/bin/bash\nif\n")
+    code, out = check(repo, env=env)
+    assert code == 1 and [v["code"] for v in out["violations"]] == ["GOV711"]
