@@ -43,6 +43,15 @@ WORKER: tuple[Field, ...] = (
     ("hardware", "str?", None),
     ("additional-settings", "list[str]", ()),
 )
+# A single-node row's parallelism (multi-node rows give it per worker).
+_TOPOLOGY: tuple[Field, ...] = (
+    ("tp", "int", REQUIRED),
+    ("pp", "int", REQUIRED),
+    ("dcp-size", "int", REQUIRED),
+    ("pcp-size", "int", REQUIRED),
+    ("ep", "int", REQUIRED),
+    ("dp-attn", "bool", REQUIRED),
+)
 # What fixed-sequence rows share before their topology, and after their concurrency.
 _FIXED_HEAD: tuple[Field, ...] = (
     *_HEAD,
@@ -60,12 +69,7 @@ _FIXED_RUN: tuple[Field, ...] = (
 )
 SINGLE_NODE: tuple[Field, ...] = (
     *_FIXED_HEAD,
-    ("tp", "int", REQUIRED),
-    ("pp", "int", REQUIRED),
-    ("dcp-size", "int", REQUIRED),
-    ("pcp-size", "int", REQUIRED),
-    ("ep", "int", REQUIRED),
-    ("dp-attn", "bool", REQUIRED),
+    *_TOPOLOGY,
     ("conc", "int", REQUIRED),
     *_FIXED_RUN,
     ("router", "router?", None),
@@ -86,12 +90,7 @@ MULTI_NODE: tuple[Field, ...] = (
 AGENTIC_ROW: tuple[Field, ...] = (
     *_HEAD,
     ("runner", "str", REQUIRED),
-    ("tp", "int", REQUIRED),
-    ("pp", "int", REQUIRED),
-    ("dcp-size", "int", REQUIRED),
-    ("pcp-size", "int", REQUIRED),
-    ("ep", "int", REQUIRED),
-    ("dp-attn", "bool", REQUIRED),
+    *_TOPOLOGY,
     ("spec-decoding", "str", REQUIRED),
     ("conc", "int", REQUIRED),
     ("kv-offloading", "str", REQUIRED),
