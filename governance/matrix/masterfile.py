@@ -90,6 +90,14 @@ def _split(text: str) -> tuple[dict[str, Block], list[tuple[str, int]]] | None:
         number += text.count("\n", counted, found.start())
         counted = found.start()
         starts.append((match.group("key"), number, counted))
+    return blocks_at(text, starts)
+
+
+def blocks_at(
+    text: str, starts: list[tuple[str, int, int]]
+) -> tuple[dict[str, Block], list[tuple[str, int]]] | None:
+    """The blocks that begin at `starts` (key, line number, char offset), each
+    up to the next; a key seen again is a repeat (key, line). None: no block."""
     if not starts:
         return None
     blocks: dict[str, Block] = {}

@@ -1,13 +1,13 @@
 """The block splitter (`masterfile._split`) against the line-by-line scan it
-replaces: the same blocks, lines and repeats, and the same refusals (an
-anchor, alias, tag or merge key outside a comment), on generated files."""
+replaces: the same block starts, lines and repeats, and the same refusals
+(an anchor, alias, tag or merge key outside a comment), on generated files."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governance.matrix.masterfile import _KEY_LINE, _UNSPLITTABLE, Block, _split
+from governance.matrix.masterfile import _KEY_LINE, _UNSPLITTABLE, Block, _split, blocks_at
 
 
 def line_by_line(text: str) -> tuple[dict[str, Block], list[tuple[str, int]]] | None:
@@ -24,17 +24,7 @@ def line_by_line(text: str) -> tuple[dict[str, Block], list[tuple[str, int]]] | 
         if _UNSPLITTABLE.search(code):
             return None
         offset += len(line) + 1
-    if not starts:
-        return None
-    blocks: dict[str, Block] = {}
-    repeats: list[tuple[str, int]] = []
-    for index, (key, number, start) in enumerate(starts):
-        end = starts[index + 1][2] if index + 1 < len(starts) else len(text)
-        if key in blocks:
-            repeats.append((key, number))
-            continue
-        blocks[key] = Block(key, number, text[start:end])
-    return blocks, repeats
+    return blocks_at(text, starts)  # the blocks from the starts: shared, not under test
 
 
 _LINES = st.sampled_from([
