@@ -16,13 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from governance.check import syntax
 from governance.check.preflight_cache import PreflightCache, PreflightQuestion, preflight_key
 from governance.check.scripts_folder import in_repository, scripts_folder
 from governance.core.codes import violation
 from governance.core.diagnostics import Violation
 from governance.core.settings import Settings
+from governance.core.state import StateLayout
 from governance.git.repo import GitRepo
 from governance.git.snapshot import UnsafeTreePath
+from governance.sweeps.identity import plan_rows
 
 if TYPE_CHECKING:
     from governance.changelog.rules import Verdict
@@ -129,8 +132,6 @@ def run_preflight(
     answer is remembered by its inputs (`check.preflight_cache`).
     `read_cache=False` (`--no-cache`): nothing remembered is read; `scripts_id`:
     the scripts folder's identity at head when the caller already took it."""
-    from governance.core.state import StateLayout
-
     tracked = in_repository(repo, settings)
     if not tracked:
         head_commit = None  # not in the commits: what is on disk is what will run
@@ -146,10 +147,8 @@ def run_preflight(
 
 
 def _examine(question: PreflightQuestion, read_cache: bool) -> Preflight:
-    from governance.check import syntax
+    # Only on a miss: the flag index and the resolver are slow to import.
     from governance.check.flag_cache import FlagUseCache
-    from governance.core.state import StateLayout
-    from governance.sweeps.identity import plan_rows
     from governance.sweeps.resolve import SweepPaths, resolve_rows, resolver_for
 
     repo, settings, base_commit = question.repo, question.settings, question.base_commit
