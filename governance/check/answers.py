@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from governance.check.findings_cache import digest
-from governance.check.scripts_folder import scripts_identity
+from governance.check.scripts_folder import in_repository, scripts_identity
 from governance.check.service import (
     CheckOptions,
     CheckResult,
@@ -134,7 +134,8 @@ def check_answer(
         *_content_ids(repo, _inputs(settings), options.head_source, head_commit),
         *_content_ids(repo, _inputs(settings), HeadSource.REF, base_commit),
         head_scripts,
-        scripts_identity(repo, settings, base_commit),
+        # A folder outside the repository is on disk for both sides: stamped once.
+        scripts_identity(repo, settings, base_commit) if in_repository(repo, settings) else "-",
         *_content_ids(repo, settings_files, options.head_source, head_commit, strict=False),
         *_content_ids(repo, settings_files, HeadSource.REF, base_commit, strict=False),
         repr(summary_plan),
